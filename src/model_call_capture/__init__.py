@@ -1,0 +1,74 @@
+"""model-call-capture: durable, typed capture of every LLM API call made through a model server.
+
+Mount `CaptureMiddleware` (or run `mcc serve`) in front of a model server, prefix model
+calls with `/ng-rollout/<rollout_id>`, and read the per-rollout capture files back as
+typed `ModelCallRecord`s and `ng_model_call_capture` attachments.
+"""
+
+from __future__ import annotations
+
+from .collection import clear_model_call_captures_for_rollouts, merge_model_call_capture_into_record
+from .config import load_capture_config
+from .contracts import (
+    CaptureConfig,
+    CaptureLine,
+    ModelCallCapture,
+    ModelCallMetrics,
+    ModelCallRecord,
+    ModelRef,
+    ObservationGap,
+    ToolCall,
+)
+from .correlation import (
+    apply_rollout_prefix,
+    base_url_for_run,
+    resolve_model_base_url,
+    rollout_id_from_run,
+    rollout_path_prefix,
+    url_path_for_request,
+    url_path_for_run,
+)
+from .middleware import CaptureMiddleware, install_model_call_capture
+from .reassembly import StreamReassembler, reassemble_stream
+from .records import (
+    aggregate_model_call_metrics,
+    aggregate_model_call_records,
+    build_model_call_record,
+    read_available_model_call_records,
+    read_model_call_records,
+)
+from .store import CaptureStore, InvalidRolloutIdError
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "CaptureConfig",
+    "CaptureLine",
+    "CaptureMiddleware",
+    "CaptureStore",
+    "InvalidRolloutIdError",
+    "ModelCallCapture",
+    "ModelCallMetrics",
+    "ModelCallRecord",
+    "ModelRef",
+    "ObservationGap",
+    "StreamReassembler",
+    "ToolCall",
+    "aggregate_model_call_metrics",
+    "aggregate_model_call_records",
+    "apply_rollout_prefix",
+    "base_url_for_run",
+    "build_model_call_record",
+    "clear_model_call_captures_for_rollouts",
+    "install_model_call_capture",
+    "load_capture_config",
+    "merge_model_call_capture_into_record",
+    "read_available_model_call_records",
+    "read_model_call_records",
+    "reassemble_stream",
+    "resolve_model_base_url",
+    "rollout_id_from_run",
+    "rollout_path_prefix",
+    "url_path_for_request",
+    "url_path_for_run",
+]

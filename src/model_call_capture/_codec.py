@@ -1,0 +1,61 @@
+"""The one JSON codec of model-call-capture.
+
+Everything that is read from the wire or from a capture file is decoded here, and
+everything that is written is encoded here, with msgspec. One codec in both directions
+means a line can always be written back once it was read: msgspec keeps integers of any
+size exactly and refuses what it cannot encode at decode time (NaN, lone surrogates), so
+such bodies are kept as raw text instead of being lost at write time.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+__all__ = ["DecodeError", "decode", "decode_object", "encode", "encode_line", "raw_text"]
+
+DecodeError = msgspec.DecodeError
+
+_encoder = msgspec.json.Encoder()
+_decoder: msgspec.json.Decoder[Any] = msgspec.json.Decoder()
+
+
+def decode(data: bytes | bytearray | memoryview | str) -> Any:
+    """Decode one JSON document; raises `DecodeError` on invalid JSON."""
+    return _decoder.decode(data)
+
+
+def decode_object(data: bytes | bytearray | memoryview | str) -> dict[str, Any] | None:
+    """Decode a JSON document that should be an object; None when it is not one.
+
+    Never raises: invalid JSON, a non-object document or an encoding problem all
+    give None, so callers keep the raw text instead.
+    """
+    try:
+        value = _decoder.decode(data)
+    except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def encode(value: Any) -> bytes:
+    """Encode a value (dicts, lists, msgspec Structs, ...) as compact JSON bytes."""
+    return _encoder.encode(value)
+
+
+def encode_line(value: Any) -> bytes:
+    """Encode a value as one JSONL line, newline included."""
+    buf = bytearray()
+    _encoder.encode_into(value, buf)
+    buf += b"\n"
+    return bytes(buf)
+
+
+def raw_text(data: bytes | bytearray | memoryview) -> str:
+    """Text form of a body that could not be parsed, for `request_raw` / `response_raw`.
+
+    Invalid UTF-8 bytes become backslash escapes rather than lone surrogates, which no
+    JSON encoder can write.
+    """
+    return bytes(data).decode("utf-8", errors="backslashreplace")

@@ -1,0 +1,230 @@
+"""The typed contracts: msgspec Structs mirroring the JSON Schemas in `schemas/v1/`.
+
+The schemas are the source of truth; these Structs are written by hand to match them,
+and `tests/test_contracts.py` proves that the two agree. This module holds the types and
+nothing else.
+
+Field conventions (see msgspec's schema-evolution guide):
+- a field that is always written is required, and nullable where `null` means unknown;
+- an optional addition made within v1 has a default, and `UNSET` where "absent" and
+  "null" must stay apart;
+- `null` always means unknown, never zero.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import msgspec
+from msgspec import UNSET, UnsetType
+
+__all__ = [
+    "CAPTURE_LINE_FORMAT",
+    "CaptureConfig",
+    "CaptureLine",
+    "Dialect",
+    "ErrorCategory",
+    "GapCode",
+    "ModelCallCapture",
+    "ModelCallMetrics",
+    "ModelCallRecord",
+    "ModelRef",
+    "ObservationGap",
+    "StreamRawPolicy",
+    "ToolCall",
+]
+
+Dialect = Literal["responses", "chat", "messages"]
+"""The API dialect of a call: OpenAI Responses, OpenAI Chat Completions, Anthropic Messages."""
+
+ErrorCategory = str
+"""Why a call failed (`timeout`, `rate_limit`, `auth`, ...); an open set, see docs/formats.md."""
+
+GapCode = str
+"""Why an attachment is incomplete (`model_call_capture_no_records`, ...)."""
+
+StreamRawPolicy = Literal["always", "on_failure", "never"]
+"""When the raw SSE body of a stream is kept in `response_raw`."""
+
+CAPTURE_LINE_FORMAT = "model-call-capture/1"
+"""The `format` value of capture lines written by this library's v1."""
+
+
+class ModelRef(msgspec.Struct, kw_only=True):
+    """Which model server recorded a call."""
+
+    type: str
+    """The kind of server instance, `responses_api_models` for a Gym model server."""
+    name: str
+    """The configured name of the server instance."""
+
+
+class ToolCall(msgspec.Struct, kw_only=True):
+    """One tool call the model asked for."""
+
+    call_id: str | None
+    """The provider's id for the call (`call_...`, `toolu_...`), null when absent."""
+    name: str | None
+    """The tool's name, null when absent."""
+    arguments: Any
+    """Parsed JSON arguments; `{"_raw": text}` when the text was not valid JSON."""
+
+
+class CaptureLine(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """One raw line of `<rollout_id>.capture.jsonl`, as the capture middleware writes it.
+
+    Compatible with the lines NeMo Gym writes: every field is optional on read, and
+    unknown fields are accepted (and ignored).
+    """
+
+    format: str | UnsetType = UNSET
+    """`model-call-capture/1`; absent on lines written by NeMo Gym, which are v1 too."""
+    model_call_id: str | None = None
+    """Unique, server-generated id of the call."""
+    dialect: Dialect | None = None
+    """The API dialect of the call."""
+    model_ref: ModelRef | None = None
+    """Which model server recorded the call."""
+    started_at: float | None = None
+    """UTC Unix seconds, taken immediately before invoking the downstream app."""
+    completed_at: float | None = None
+    """UTC Unix seconds, taken when the downstream app returned or raised."""
+    latency_ms: float | None = None
+    """Monotonic duration of the call in milliseconds."""
+    latency_ttft_ms: float | None = None
+    """Milliseconds to the first response body byte that is not an SSE comment."""
+    status_code: int | None = None
+    """HTTP status the app sent, or the one its exception carried."""
+    error_category: ErrorCategory | None = None
+    """Why the call failed, null when it did not."""
+    request: dict[str, Any] | None = None
+    """The request body as a JSON object; null when it was malformed or not an object."""
+    response: dict[str, Any] | None = None
+    """The response body, or the response reassembled from a stream; null when unknown."""
+    request_raw: str | None | UnsetType = UNSET
+    """The request body as text, written when it was not a JSON object."""
+    response_raw: str | None | UnsetType = UNSET
+    """The response body as text, written when it could not be parsed or was a stream."""
+    capture_cut: bool | UnsetType = UNSET
+    """True when the per-call byte cap cut the captured payload (the client got it all)."""
+    stream: bool | UnsetType = UNSET
+    """True when the response was a Server-Sent Events stream."""
+
+
+class ModelCallRecord(msgspec.Struct, kw_only=True):
+    """A typed record derived from one capture line, for training and evaluation."""
+
+    model_call_id: str | None
+    """Unique, server-generated id of the call."""
+    response_id: str | None
+    """The provider's response id (`resp_...`, `chatcmpl-...`, `msg_...`)."""
+    call_index: int
+    """The line's durable append position in its rollout file (0-based)."""
+    model_ref: ModelRef | None
+    """Which model server recorded the call."""
+    model: str | None
+    """The model named by the response, else by the request."""
+    dialect: Dialect | None
+    """The API dialect of the call."""
+    status_code: int | None
+    """HTTP status of the call."""
+    response_status: str | None
+    """Responses API `status` (`completed`, `incomplete`, `failed`); null elsewhere."""
+    finish_reason: str | None
+    """Why generation stopped (`stop`, `length`, `tool_calls`, `end_turn`, ...)."""
+    started_at: float | None
+    """UTC Unix seconds, immediately before invoking the downstream app."""
+    completed_at: float | None
+    """UTC Unix seconds, when the downstream app returned or raised."""
+    tokens_in: int | None
+    """Input tokens, cache reads and writes included."""
+    tokens_out: int | None
+    """Output tokens, reasoning included."""
+    tokens_reasoning: int | None
+    """Reasoning tokens; null where the provider does not report them."""
+    tokens_total: int | None
+    """Total tokens as reported, else tokens_in + tokens_out."""
+    cached_tokens: int | None
+    """Input tokens served from the prompt cache."""
+    cache_hit: bool | None
+    """Whether any input token came from the prompt cache."""
+    cache_creation_tokens: int | None
+    """Input tokens written to the prompt cache (Anthropic)."""
+    tool_calls: list[ToolCall]
+    """Tool calls the model asked for, in order."""
+    reasoning_content: str | None
+    """Reasoning text or summaries the response carried."""
+    error_category: ErrorCategory | None
+    """Why the call failed, null when it did not."""
+    latency_total_ms: float | None
+    """Monotonic duration of the call in milliseconds."""
+    latency_ttft_ms: float | None
+    """Milliseconds to the first response byte that is not an SSE comment."""
+    request: dict[str, Any] | None
+    """The request body; null when it was malformed or not an object."""
+    response: dict[str, Any] | None
+    """The response body or the reassembled stream."""
+    request_raw: str | None
+    """The raw request text when it was not a JSON object."""
+    response_raw: str | None
+    """The raw response text when it could not be parsed or was a stream."""
+    capture_cut: bool = False
+    """True when the per-call byte cap cut the captured payload."""
+
+
+class ModelCallMetrics(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """Sums over the calls of one rollout; null where no call reported a value."""
+
+    num_calls: int
+    """Number of captured model calls."""
+    tokens_in: int | None
+    """Sum of known tokens_in."""
+    tokens_out: int | None
+    """Sum of known tokens_out."""
+    tokens_reasoning: int | None
+    """Sum of known tokens_reasoning."""
+    tokens_total: int | None
+    """Sum of known tokens_total."""
+    cached_tokens: int | None
+    """Sum of known cached_tokens."""
+    latency_total_ms: float | None
+    """Sum of known latency_total_ms."""
+    cache_creation_tokens: int | None | UnsetType = UNSET
+    """Sum of known cache_creation_tokens."""
+    error_categories: dict[str, int] | UnsetType = UNSET
+    """Number of calls per error_category (calls without an error are not counted)."""
+
+
+class ObservationGap(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """Why the capture attached to a rollout may be incomplete."""
+
+    code: GapCode
+    """`model_call_capture_no_records`, `model_call_capture_records_unreadable`, `model_call_capture_incomplete` or `model_call_capture_unreadable`."""
+    detail: str | UnsetType = UNSET
+    """More about the gap, e.g. `count=3` unreadable lines."""
+
+
+class ModelCallCapture(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """The `ng_model_call_capture` attachment of a rollout record."""
+
+    rollout_id: str
+    """The rollout-attempt id the calls were captured under."""
+    metrics: ModelCallMetrics
+    """Sums over the calls."""
+    calls: list[ModelCallRecord]
+    """The records, without request/response payloads unless asked for."""
+    gaps: list[ObservationGap] | UnsetType = UNSET
+    """Why the capture may be incomplete; omitted when empty."""
+
+
+class CaptureConfig(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """Top-level run settings that turn capture on."""
+
+    observability_enabled: bool = False
+    """Turn model-call capture on for every model server in the run."""
+    model_call_capture_dir: str | None = None
+    """Absolute directory of the capture files; required when capture is on."""
+    capture_max_bytes: int = 64 * 1024 * 1024
+    """Per-call cap on captured request and response bytes; past it the payload is cut."""
+    capture_stream_raw: StreamRawPolicy = "on_failure"
+    """When to keep a stream's raw SSE body in `response_raw`."""

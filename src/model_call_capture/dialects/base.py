@@ -1,0 +1,83 @@
+"""What every dialect module provides: the stream-state protocol and derived facts.
+
+A dialect module (`responses`, `chat`, `messages`) holds everything one API dialect
+knows. The rest of the library talks to it only through the names defined here, so
+adding a dialect means adding one module and one line in `dialects/__init__.py`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+from ..contracts import ToolCall
+from ..sse import SseEvent
+
+__all__ = ["Derived", "DialectModule", "StreamResult", "StreamState", "Terminal"]
+
+Terminal = Literal["complete", "incomplete", "failed", "error"]
+"""How a stream ended: its dialect's terminal event, or an error event."""
+
+
+@dataclass(slots=True)
+class StreamResult:
+    """The outcome of reassembling one stream."""
+
+    response: dict[str, Any] | None
+    """The final response object (partial when the stream was cut); None if nothing usable arrived."""
+    terminal: Terminal | None
+    """The terminal event seen; None when the stream ended without one."""
+    truncated: bool
+    """True when the stream ended without its dialect's terminal event."""
+    error: dict[str, Any] | None = None
+    """The payload of an error event, when the stream carried one."""
+    dropped: list[str] = field(default_factory=list)
+    """Short notes on what could not be used (non-JSON data, events out of order, ...)."""
+
+
+class StreamState(Protocol):
+    """An incremental reassembler of one dialect, fed one decoded SSE event at a time."""
+
+    def feed(self, event: SseEvent) -> None:
+        """Take one event; never raises, whatever the event holds."""
+
+    @property
+    def terminal(self) -> Terminal | None:
+        """The terminal kind once a terminal event was fed, else None."""
+
+    def result(self) -> StreamResult:
+        """The response reassembled so far (call at the end of the stream)."""
+
+
+@dataclass(slots=True)
+class Derived:
+    """Facts a dialect derives from a request and response, for `ModelCallRecord`."""
+
+    response_id: str | None = None
+    model: str | None = None
+    response_status: str | None = None
+    finish_reason: str | None = None
+    tokens_in: int | None = None
+    tokens_out: int | None = None
+    tokens_reasoning: int | None = None
+    tokens_total: int | None = None
+    cached_tokens: int | None = None
+    cache_hit: bool | None = None
+    cache_creation_tokens: int | None = None
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    reasoning_content: str | None = None
+
+
+class DialectModule(Protocol):
+    """The module-level names every `dialects/<name>.py` defines."""
+
+    NAME: str
+    """`responses`, `chat` or `messages`."""
+    PATH: str
+    """The observed request path, e.g. `/v1/responses`."""
+
+    def new_stream_state(self) -> StreamState:
+        """A fresh stream state."""
+
+    def derive(self, request: dict[str, Any] | None, response: dict[str, Any] | None) -> Derived:
+        """Derive record facts from a (possibly null) request and response; never raises."""

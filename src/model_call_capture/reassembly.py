@@ -1,0 +1,55 @@
+"""Stream reassembly: SSE bytes in, the dialect's final response object out.
+
+`StreamReassembler` joins the one SSE decoder with one dialect's stream state. It is fed
+transport chunks as they pass and holds only the object being built (plus at most one
+incomplete SSE line), never the raw stream.
+"""
+
+from __future__ import annotations
+
+from .dialects import StreamResult, StreamState, Terminal, get_dialect
+from .sse import SseDecoder
+
+__all__ = ["StreamReassembler", "StreamResult", "reassemble_stream"]
+
+
+class StreamReassembler:
+    """Incremental reassembly of one stream of `dialect` (`responses`, `chat`, `messages`)."""
+
+    __slots__ = ("dialect", "_decoder", "_state", "_result")
+
+    def __init__(self, dialect: str) -> None:
+        self.dialect = dialect
+        self._decoder = SseDecoder()
+        self._state: StreamState = get_dialect(dialect).new_stream_state()
+        self._result: StreamResult | None = None
+
+    def feed(self, data: bytes | bytearray | memoryview) -> None:
+        """Feed one transport chunk; never raises on malformed input."""
+        for event in self._decoder.feed(data):
+            self._state.feed(event)
+
+    @property
+    def terminal(self) -> Terminal | None:
+        """The terminal kind once the dialect's terminal (or error) event has been fed."""
+        return self._state.terminal
+
+    @property
+    def content_seen(self) -> bool:
+        """True once the stream carried anything other than SSE comments (keep-alives)."""
+        return self._decoder.content_seen
+
+    def finish(self) -> StreamResult:
+        """End of stream: deliver any unterminated last event and return the result."""
+        if self._result is None:
+            for event in self._decoder.finish():
+                self._state.feed(event)
+            self._result = self._state.result()
+        return self._result
+
+
+def reassemble_stream(dialect: str, body: bytes) -> dict[str, object] | None:
+    """Reassemble a whole SSE body in one call; the final response object, or None."""
+    reassembler = StreamReassembler(dialect)
+    reassembler.feed(body)
+    return reassembler.finish().response
