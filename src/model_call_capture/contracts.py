@@ -13,13 +13,14 @@ Field conventions (see msgspec's schema-evolution guide):
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import msgspec
-from msgspec import UNSET, UnsetType
+from msgspec import UNSET, Meta, UnsetType
 
 __all__ = [
     "CAPTURE_LINE_FORMAT",
+    "CaptureLineFormat",
     "CaptureConfig",
     "CaptureLine",
     "Dialect",
@@ -34,6 +35,12 @@ __all__ = [
     "ToolCall",
 ]
 
+# Constrained scalars shared by several documents; each bound is also in the JSON Schemas.
+_Count = Annotated[int, Meta(ge=0)]
+_Milliseconds = Annotated[float, Meta(ge=0)]
+_RolloutId = Annotated[str, Meta(min_length=1, max_length=200, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")]
+_AbsolutePath = Annotated[str, Meta(pattern=r"^/")]
+
 Dialect = Literal["responses", "chat", "messages"]
 """The API dialect of a call: OpenAI Responses, OpenAI Chat Completions, Anthropic Messages."""
 
@@ -46,7 +53,10 @@ GapCode = str
 StreamRawPolicy = Literal["always", "on_failure", "never"]
 """When the raw SSE body of a stream is kept in `response_raw`."""
 
-CAPTURE_LINE_FORMAT = "model-call-capture/1"
+CaptureLineFormat = Literal["model-call-capture/1"]
+"""The only `format` a v1 capture line may carry; a future major is not a v1 line."""
+
+CAPTURE_LINE_FORMAT: CaptureLineFormat = "model-call-capture/1"
 """The `format` value of capture lines written by this library's v1."""
 
 
@@ -70,14 +80,15 @@ class ToolCall(msgspec.Struct, kw_only=True):
     """Parsed JSON arguments; `{"_raw": text}` when the text was not valid JSON."""
 
 
-class CaptureLine(msgspec.Struct, kw_only=True, omit_defaults=True):
+class CaptureLine(msgspec.Struct, kw_only=True):
     """One raw line of `<rollout_id>.capture.jsonl`, as the capture middleware writes it.
 
     Compatible with the lines NeMo Gym writes: every field is optional on read, and
-    unknown fields are accepted (and ignored).
+    unknown fields are accepted (and ignored). On write the eleven core fields are always
+    present (null when unknown), as in Gym's lines; the `UNSET` ones only when set.
     """
 
-    format: str | UnsetType = UNSET
+    format: CaptureLineFormat | UnsetType = UNSET
     """`model-call-capture/1`; absent on lines written by NeMo Gym, which are v1 too."""
     model_call_id: str | None = None
     """Unique, server-generated id of the call."""
@@ -89,9 +100,9 @@ class CaptureLine(msgspec.Struct, kw_only=True, omit_defaults=True):
     """UTC Unix seconds, taken immediately before invoking the downstream app."""
     completed_at: float | None = None
     """UTC Unix seconds, taken when the downstream app returned or raised."""
-    latency_ms: float | None = None
+    latency_ms: _Milliseconds | None = None
     """Monotonic duration of the call in milliseconds."""
-    latency_ttft_ms: float | None = None
+    latency_ttft_ms: _Milliseconds | None = None
     """Milliseconds to the first response body byte that is not an SSE comment."""
     status_code: int | None = None
     """HTTP status the app sent, or the one its exception carried."""
@@ -118,7 +129,7 @@ class ModelCallRecord(msgspec.Struct, kw_only=True):
     """Unique, server-generated id of the call."""
     response_id: str | None
     """The provider's response id (`resp_...`, `chatcmpl-...`, `msg_...`)."""
-    call_index: int
+    call_index: _Count
     """The line's durable append position in its rollout file (0-based)."""
     model_ref: ModelRef | None
     """Which model server recorded the call."""
@@ -136,19 +147,19 @@ class ModelCallRecord(msgspec.Struct, kw_only=True):
     """UTC Unix seconds, immediately before invoking the downstream app."""
     completed_at: float | None
     """UTC Unix seconds, when the downstream app returned or raised."""
-    tokens_in: int | None
+    tokens_in: _Count | None
     """Input tokens, cache reads and writes included."""
-    tokens_out: int | None
+    tokens_out: _Count | None
     """Output tokens, reasoning included."""
-    tokens_reasoning: int | None
+    tokens_reasoning: _Count | None
     """Reasoning tokens; null where the provider does not report them."""
-    tokens_total: int | None
+    tokens_total: _Count | None
     """Total tokens as reported, else tokens_in + tokens_out."""
-    cached_tokens: int | None
+    cached_tokens: _Count | None
     """Input tokens served from the prompt cache."""
     cache_hit: bool | None
     """Whether any input token came from the prompt cache."""
-    cache_creation_tokens: int | None
+    cache_creation_tokens: _Count | None
     """Input tokens written to the prompt cache (Anthropic)."""
     tool_calls: list[ToolCall]
     """Tool calls the model asked for, in order."""
@@ -156,18 +167,18 @@ class ModelCallRecord(msgspec.Struct, kw_only=True):
     """Reasoning text or summaries the response carried."""
     error_category: ErrorCategory | None
     """Why the call failed, null when it did not."""
-    latency_total_ms: float | None
+    latency_total_ms: _Milliseconds | None
     """Monotonic duration of the call in milliseconds."""
-    latency_ttft_ms: float | None
+    latency_ttft_ms: _Milliseconds | None
     """Milliseconds to the first response byte that is not an SSE comment."""
-    request: dict[str, Any] | None
-    """The request body; null when it was malformed or not an object."""
-    response: dict[str, Any] | None
-    """The response body or the reassembled stream."""
-    request_raw: str | None
-    """The raw request text when it was not a JSON object."""
-    response_raw: str | None
-    """The raw response text when it could not be parsed or was a stream."""
+    request: dict[str, Any] | None | UnsetType = UNSET
+    """The request body; null when it was malformed or not an object; absent in attached calls."""
+    response: dict[str, Any] | None | UnsetType = UNSET
+    """The response body or the reassembled stream; absent in attached calls."""
+    request_raw: str | None | UnsetType = UNSET
+    """The raw request text when it was not a JSON object; absent in attached calls."""
+    response_raw: str | None | UnsetType = UNSET
+    """The raw response text when it could not be parsed or was a stream; absent in attached calls."""
     capture_cut: bool = False
     """True when the per-call byte cap cut the captured payload."""
 
@@ -175,23 +186,23 @@ class ModelCallRecord(msgspec.Struct, kw_only=True):
 class ModelCallMetrics(msgspec.Struct, kw_only=True, omit_defaults=True):
     """Sums over the calls of one rollout; null where no call reported a value."""
 
-    num_calls: int
+    num_calls: _Count
     """Number of captured model calls."""
-    tokens_in: int | None
+    tokens_in: _Count | None
     """Sum of known tokens_in."""
-    tokens_out: int | None
+    tokens_out: _Count | None
     """Sum of known tokens_out."""
-    tokens_reasoning: int | None
+    tokens_reasoning: _Count | None
     """Sum of known tokens_reasoning."""
-    tokens_total: int | None
+    tokens_total: _Count | None
     """Sum of known tokens_total."""
-    cached_tokens: int | None
+    cached_tokens: _Count | None
     """Sum of known cached_tokens."""
-    latency_total_ms: float | None
+    latency_total_ms: _Milliseconds | None
     """Sum of known latency_total_ms."""
-    cache_creation_tokens: int | None | UnsetType = UNSET
+    cache_creation_tokens: _Count | None | UnsetType = UNSET
     """Sum of known cache_creation_tokens."""
-    error_categories: dict[str, int] | UnsetType = UNSET
+    error_categories: dict[str, _Count] | UnsetType = UNSET
     """Number of calls per error_category (calls without an error are not counted)."""
 
 
@@ -207,7 +218,7 @@ class ObservationGap(msgspec.Struct, kw_only=True, omit_defaults=True):
 class ModelCallCapture(msgspec.Struct, kw_only=True, omit_defaults=True):
     """The `ng_model_call_capture` attachment of a rollout record."""
 
-    rollout_id: str
+    rollout_id: _RolloutId
     """The rollout-attempt id the calls were captured under."""
     metrics: ModelCallMetrics
     """Sums over the calls."""
@@ -218,13 +229,22 @@ class ModelCallCapture(msgspec.Struct, kw_only=True, omit_defaults=True):
 
 
 class CaptureConfig(msgspec.Struct, kw_only=True, omit_defaults=True):
-    """Top-level run settings that turn capture on."""
+    """Top-level run settings that turn capture on.
+
+    Unknown keys are accepted, as this is a slice of a larger global config.
+    """
 
     observability_enabled: bool = False
     """Turn model-call capture on for every model server in the run."""
-    model_call_capture_dir: str | None = None
+    model_call_capture_dir: _AbsolutePath | None = None
     """Absolute directory of the capture files; required when capture is on."""
-    capture_max_bytes: int = 64 * 1024 * 1024
+    capture_max_bytes: _Count = 64 * 1024 * 1024
     """Per-call cap on captured request and response bytes; past it the payload is cut."""
     capture_stream_raw: StreamRawPolicy = "on_failure"
     """When to keep a stream's raw SSE body in `response_raw`."""
+
+    def __post_init__(self) -> None:
+        # The schema says the same with if/then; msgspec turns this ValueError into a
+        # ValidationError at decode time, so both give one verdict.
+        if self.observability_enabled and self.model_call_capture_dir is None:
+            raise ValueError("model_call_capture_dir is required when observability_enabled is true")
