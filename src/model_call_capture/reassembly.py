@@ -8,7 +8,7 @@ incomplete SSE line), never the raw stream.
 from __future__ import annotations
 
 from .dialects import StreamResult, StreamState, Terminal, get_dialect
-from .sse import SseDecoder
+from .sse import SseDecoder, SseEvent
 
 __all__ = ["StreamReassembler", "StreamResult", "reassemble_stream"]
 
@@ -16,18 +16,28 @@ __all__ = ["StreamReassembler", "StreamResult", "reassemble_stream"]
 class StreamReassembler:
     """Incremental reassembly of one stream of `dialect` (`responses`, `chat`, `messages`)."""
 
-    __slots__ = ("dialect", "_decoder", "_state", "_result")
+    __slots__ = ("dialect", "_decoder", "_state", "_result", "_failures")
 
     def __init__(self, dialect: str) -> None:
         self.dialect = dialect
         self._decoder = SseDecoder()
         self._state: StreamState = get_dialect(dialect).new_stream_state()
         self._result: StreamResult | None = None
+        self._failures: list[str] = []
 
     def feed(self, data: bytes | bytearray | memoryview) -> None:
         """Feed one transport chunk; never raises on malformed input."""
         for event in self._decoder.feed(data):
+            self._feed_event(event)
+
+    def _feed_event(self, event: SseEvent) -> None:
+        # A stream state must not raise; if one does anyway (a bug), the capture loses that
+        # event, not the whole stream, and the result says so.
+        try:
             self._state.feed(event)
+        except Exception as exc:
+            if len(self._failures) < 8:
+                self._failures.append(f"event not used ({type(exc).__name__}: {exc})")
 
     @property
     def terminal(self) -> Terminal | None:
@@ -43,8 +53,15 @@ class StreamReassembler:
         """End of stream: deliver any unterminated last event and return the result."""
         if self._result is None:
             for event in self._decoder.finish():
-                self._state.feed(event)
-            self._result = self._state.result()
+                self._feed_event(event)
+            try:
+                result = self._state.result()
+            except Exception as exc:
+                terminal = self._state.terminal
+                result = StreamResult(response=None, terminal=terminal, truncated=terminal is None)
+                self._failures.append(f"result not built ({type(exc).__name__}: {exc})")
+            result.dropped.extend(self._failures)
+            self._result = result
         return self._result
 
 

@@ -90,9 +90,9 @@ class SseDecoder:
         lines = data.splitlines(keepends=True)
         if lines and not lines[-1].endswith((b"\n", b"\r")):
             self._pending += lines.pop()
-        if lines and lines[-1].endswith(b"\r"):
-            # A CR at the end of a chunk may be the first half of a CRLF.
-            self._skip_lf = True
+        # A CR at the very end of the chunk may be the first half of a CRLF. (Not a CR that
+        # ends the last complete line when an incomplete line follows it in this chunk.)
+        self._skip_lf = data.endswith(b"\r")
         for line in lines:
             self._line(line.rstrip(b"\r\n"), events)
         return events

@@ -1,0 +1,313 @@
+"""The incremental SSE decoder against the WHATWG "Parsing an event stream" rules.
+
+Expected events are spelled out. The property tests check that any split of the same
+bytes into transport chunks gives the same events, and that the decoder agrees with a
+small whole-input oracle written here from the specification text.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from model_call_capture.sse import SseDecoder, SseEvent
+
+BOM = b"\xef\xbb\xbf"
+
+
+def decode_all(*chunks: bytes) -> list[SseEvent]:
+    """Feed `chunks` in order, then finish; all events."""
+    decoder = SseDecoder()
+    events: list[SseEvent] = []
+    for chunk in chunks:
+        events += decoder.feed(chunk)
+    return events + decoder.finish()
+
+
+# --- line ends -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        pytest.param(b"data: a\n\ndata: b\n\n", id="LF"),
+        pytest.param(b"data: a\r\rdata: b\r\r", id="CR"),
+        pytest.param(b"data: a\r\n\r\ndata: b\r\n\r\n", id="CRLF"),
+        pytest.param(b"data: a\r\n\ndata: b\r\r\n", id="mixed"),
+    ],
+)
+def test_every_line_end_style_gives_the_same_events(body: bytes) -> None:
+    assert decode_all(body) == [SseEvent(b"a"), SseEvent(b"b")]
+
+
+def test_crlf_split_across_chunks_is_one_line_end() -> None:
+    # "\r" ends one chunk and "\n" starts the next: one line end, not a line and a blank line.
+    assert decode_all(b"data: a\r", b"\ndata: b\r", b"\n\r", b"\n") == [SseEvent(b"a\nb")]
+
+
+def test_cr_then_lf_in_the_next_chunk_does_not_dispatch_twice() -> None:
+    decoder = SseDecoder()
+    assert decoder.feed(b"data: a\r\n\r") == [SseEvent(b"a")]
+    assert decoder.feed(b"\ndata: b\r\n\r\n") == [SseEvent(b"b")]
+    assert decoder.finish() == []
+
+
+def test_lone_cr_at_a_chunk_end_still_ends_the_line() -> None:
+    decoder = SseDecoder()
+    assert decoder.feed(b"data: a\r") == []
+    assert decoder.feed(b"\r") == [SseEvent(b"a")]
+
+
+# --- fields ------------------------------------------------------------------------------
+
+
+def test_comment_lines_are_skipped_and_counted() -> None:
+    decoder = SseDecoder()
+    events = decoder.feed(b": OPENROUTER PROCESSING\n\n:\ndata: x\n\n")
+    assert events == [SseEvent(b"x")]
+    assert decoder.comments == 2
+    assert decoder.content_seen is True
+
+
+def test_comments_alone_are_not_content() -> None:
+    decoder = SseDecoder()
+    assert decoder.feed(b": keep-alive\n\n: keep-alive\n\n") == []
+    assert decoder.finish() == []
+    assert decoder.content_seen is False
+    assert decoder.comments == 2
+
+
+def test_event_id_and_retry_fields() -> None:
+    assert decode_all(b"event: delta\nid: 7\nretry: 3000\ndata: x\n\n") == [
+        SseEvent(b"x", event="delta", id="7", retry=3000)
+    ]
+
+
+def test_event_type_and_retry_reset_after_dispatch_but_last_id_persists() -> None:
+    assert decode_all(b"event: a\nid: 1\nretry: 10\ndata: x\n\ndata: y\n\n") == [
+        SseEvent(b"x", event="a", id="1", retry=10),
+        SseEvent(b"y", event="", id="1", retry=None),
+    ]
+
+
+def test_empty_id_resets_the_last_event_id() -> None:
+    assert decode_all(b"id: 1\ndata: x\n\nid\ndata: y\n\n") == [
+        SseEvent(b"x", id="1"),
+        SseEvent(b"y", id=""),
+    ]
+
+
+def test_id_containing_nul_is_ignored() -> None:
+    assert decode_all(b"id: 1\ndata: a\n\nid: 2\x003\ndata: b\n\n") == [
+        SseEvent(b"a", id="1"),
+        SseEvent(b"b", id="1"),
+    ]
+
+
+def test_retry_that_is_not_all_digits_is_ignored() -> None:
+    assert decode_all(b"retry: 1a\ndata: x\n\nretry: -5\ndata: y\n\n") == [SseEvent(b"x"), SseEvent(b"y")]
+
+
+def test_unknown_fields_are_ignored() -> None:
+    assert decode_all(b"foo: bar\nDATA: shout\ndata: x\n\n") == [SseEvent(b"x")]
+
+
+def test_multi_line_data_is_joined_with_lf() -> None:
+    assert decode_all(b"data: YHOO\ndata: +2\ndata: 10\n\n") == [SseEvent(b"YHOO\n+2\n10")]
+
+
+def test_spec_example_empty_data_and_single_newline() -> None:
+    # The WHATWG example: "data" alone gives an empty event, two of them a single LF.
+    assert decode_all(b"data\n\ndata\ndata\n\n") == [SseEvent(b""), SseEvent(b"\n")]
+
+
+def test_field_without_colon_takes_the_whole_line_as_name() -> None:
+    assert decode_all(b"event\ndata\n\n") == [SseEvent(b"", event="")]
+
+
+def test_only_one_space_after_the_colon_is_removed() -> None:
+    assert decode_all(b"data:test\n\ndata: test\n\ndata:  test\n\ndata:\ttest\n\n") == [
+        SseEvent(b"test"),
+        SseEvent(b"test"),
+        SseEvent(b" test"),
+        SseEvent(b"\ttest"),
+    ]
+
+
+def test_colon_in_the_value_is_kept() -> None:
+    assert decode_all(b'data: {"a": "b:c"}\n\n') == [SseEvent(b'{"a": "b:c"}')]
+
+
+def test_event_without_data_is_not_dispatched() -> None:
+    assert decode_all(b"event: ping\n\nid: 3\n\ndata: x\n\n") == [SseEvent(b"x", event="", id="3")]
+
+
+# --- BOM and UTF-8 -----------------------------------------------------------------------
+
+
+def test_leading_bom_is_stripped() -> None:
+    assert decode_all(BOM + b"data: a\n\n") == [SseEvent(b"a")]
+
+
+def test_bom_split_across_chunks_is_stripped() -> None:
+    assert decode_all(b"\xef", b"\xbb", b"\xbfdata: a\n\n") == [SseEvent(b"a")]
+
+
+def test_only_one_bom_is_stripped() -> None:
+    # The second BOM becomes part of the field name, so the line is an unknown field.
+    assert decode_all(BOM + BOM + b"data: a\n\ndata: b\n\n") == [SseEvent(b"b")]
+
+
+def test_bom_later_in_the_stream_is_data() -> None:
+    assert decode_all(b"data: a\n\n", BOM + b"data: b\n\n") == [SseEvent(b"a")]
+
+
+def test_stream_that_is_a_partial_bom_only() -> None:
+    assert decode_all(b"\xef\xbb") == []
+
+
+def test_utf8_character_split_across_chunks() -> None:
+    body = "data: héllo 😊\n\n".encode()
+    cut = body.index("😊".encode()) + 2
+    split_e = body.index("é".encode()) + 1
+    assert decode_all(body[:split_e], body[split_e:cut], body[cut:]) == [SseEvent("héllo 😊".encode())]
+
+
+def test_invalid_utf8_in_event_name_does_not_raise() -> None:
+    assert decode_all(b"event: \xff\ndata: x\n\n") == [SseEvent(b"x", event="\ufffd")]
+
+
+# --- end of input ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        pytest.param(b"data: a", id="no-line-end"),
+        pytest.param(b"data: a\n", id="no-blank-line"),
+        pytest.param(b"data: a\r", id="cr-only"),
+        pytest.param(b"data: a\r\n", id="crlf-only"),
+    ],
+)
+def test_unterminated_last_event_is_delivered_at_end_of_input(body: bytes) -> None:
+    decoder = SseDecoder()
+    assert decoder.feed(body) == []
+    assert decoder.finish() == [SseEvent(b"a")]
+
+
+def test_finish_after_a_complete_stream_adds_nothing() -> None:
+    decoder = SseDecoder()
+    assert decoder.feed(b"data: a\n\n") == [SseEvent(b"a")]
+    assert decoder.finish() == []
+
+
+def test_empty_chunks_are_harmless() -> None:
+    assert decode_all(b"", b"data: a", b"", b"\n\n", b"") == [SseEvent(b"a")]
+
+
+def test_decoder_accepts_bytearray_and_memoryview() -> None:
+    assert decode_all(bytearray(b"data: a\n"), memoryview(b"\n")) == [SseEvent(b"a")]  # type: ignore[arg-type]
+
+
+# --- properties --------------------------------------------------------------------------
+
+_LINE_END = re.compile(rb"\r\n|\r|\n")
+
+
+def oracle(body: bytes) -> list[SseEvent]:
+    """A whole-input decoder written from the specification text, for the property tests."""
+    if body.startswith(BOM):
+        body = body[3:]
+    lines = _LINE_END.split(body)
+    events: list[SseEvent] = []
+    data: list[bytes] = []
+    event = ""
+    retry: int | None = None
+    last_id: str | None = None
+    # A final piece without a line end is still a line here (end of input delivers it).
+    for line in [*lines, b""]:
+        if not line:
+            if data:
+                events.append(SseEvent(b"\n".join(data), event, last_id, retry))
+            data, event, retry = [], "", None
+            continue
+        if line.startswith(b":"):
+            continue
+        if b":" in line:
+            name, value = line.split(b":", 1)
+            if value.startswith(b" "):
+                value = value[1:]
+        else:
+            name, value = line, b""
+        if name == b"data":
+            data.append(value)
+        elif name == b"event":
+            event = value.decode("utf-8", "replace")
+        elif name == b"id" and b"\0" not in value:
+            last_id = value.decode("utf-8", "replace")
+        elif name == b"retry" and value.isdigit():
+            retry = int(value)
+    return events
+
+
+_field_line = st.one_of(
+    st.builds(lambda v: b"data:" + v, st.sampled_from([b"", b" ", b" x", b"  y", b'{"a":"\xc3\xa9"}', b" :"])),
+    st.builds(lambda v: b"event:" + v, st.sampled_from([b" message", b" error", b""])),
+    st.builds(lambda v: b"id:" + v, st.sampled_from([b" 1", b" 2\x00", b""])),
+    st.builds(lambda v: b"retry:" + v, st.sampled_from([b" 100", b" x1"])),
+    st.sampled_from([b": comment", b":", b"data", b"event", b"bogus: 1", b"", "data: é😊".encode()]),
+)
+_line_end = st.sampled_from([b"\n", b"\r", b"\r\n"])
+
+
+@st.composite
+def sse_bodies(draw: st.DrawFn) -> bytes:
+    """Bodies built from SSE lines with any mix of line ends, maybe a BOM, maybe unterminated."""
+    lines = draw(st.lists(st.tuples(_field_line, _line_end), max_size=30))
+    body = b"".join(line + end for line, end in lines)
+    if draw(st.booleans()):
+        body = BOM + body
+    if draw(st.booleans()) and lines:
+        body = body[: -len(lines[-1][1])]
+    return body
+
+
+@st.composite
+def split_points(draw: st.DrawFn, body: bytes) -> list[bytes]:
+    """`body` cut into chunks at arbitrary positions (inside characters, CRLFs, field names)."""
+    cuts = sorted(set(draw(st.lists(st.integers(0, len(body)), max_size=12))))
+    bounds = [0, *cuts, len(body)]
+    return [body[a:b] for a, b in zip(bounds, bounds[1:])]
+
+
+@settings(max_examples=300)
+@given(st.data())
+def test_any_chunking_gives_the_same_events(data: st.DataObject) -> None:
+    body = data.draw(sse_bodies())
+    chunks = data.draw(split_points(body))
+    assert decode_all(*chunks) == decode_all(body)
+
+
+@settings(max_examples=300)
+@given(sse_bodies())
+def test_decoder_agrees_with_the_specification_oracle(body: bytes) -> None:
+    assert decode_all(body) == oracle(body)
+
+
+@settings(max_examples=200)
+@given(body=st.binary(max_size=300), cuts=st.lists(st.integers(0, 300), max_size=8))
+def test_arbitrary_bytes_never_raise_and_chunking_does_not_matter(body: bytes, cuts: list[int]) -> None:
+    bounds = [0, *sorted(c for c in set(cuts) if c <= len(body)), len(body)]
+    chunks = [body[a:b] for a, b in zip(bounds, bounds[1:])]
+    assert decode_all(*chunks) == decode_all(body)
+
+
+def test_byte_at_a_time_equals_whole_body() -> None:
+    body = BOM + b": c\r\nevent: e\r\nid: 9\r\ndata: " + "é😊".encode() + b"\r\ndata:x\r\n\r\ndata: last"
+    one_by_one = [body[i : i + 1] for i in range(len(body))]
+    expected = [SseEvent("é😊\nx".encode(), event="e", id="9"), SseEvent(b"last", id="9")]
+    assert decode_all(*one_by_one) == expected
+    assert decode_all(body) == expected
