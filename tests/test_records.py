@@ -1,0 +1,334 @@
+"""Typed records and metrics: derivation, strict and tolerant reading, sums that keep null."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from syrupy.assertion import SnapshotAssertion
+from syrupy.extensions.json import JSONSnapshotExtension
+
+from model_call_capture.contracts import CaptureLine, ModelCallMetrics, ModelCallRecord, ModelRef
+from model_call_capture.records import (
+    aggregate_model_call_metrics,
+    aggregate_model_call_records,
+    build_model_call_record,
+    read_available_model_call_records,
+    read_model_call_records,
+)
+from model_call_capture.store import CaptureStore, DamagedLineError, InvalidRolloutIdError
+
+REF = ModelRef(type="responses_api_models", name="policy")
+
+
+def _record(**fields: Any) -> ModelCallRecord:
+    base: dict[str, Any] = {name: None for name in ModelCallRecord.__struct_fields__}
+    base.update(call_index=0, tool_calls=[], capture_cut=False)
+    base.update(fields)
+    return ModelCallRecord(**base)
+
+
+# -- building one record -------------------------------------------------------------------
+
+
+def test_line_fields_are_carried_over_and_unset_raw_texts_become_null() -> None:
+    line = CaptureLine(
+        model_call_id="call-1",
+        dialect=None,
+        model_ref=REF,
+        started_at=100.0,
+        completed_at=100.5,
+        latency_ms=500.0,
+        latency_ttft_ms=50.0,
+        status_code=502,
+        error_category="upstream_error",
+        request=None,
+        request_raw='"hello"',
+        response={"detail": "bad gateway"},
+    )
+    assert msgspec.to_builtins(build_model_call_record(line, 7)) == {
+        "model_call_id": "call-1",
+        "response_id": None,
+        "call_index": 7,
+        "model_ref": {"type": "responses_api_models", "name": "policy"},
+        "model": None,
+        "dialect": None,
+        "status_code": 502,
+        "response_status": None,
+        "finish_reason": None,
+        "started_at": 100.0,
+        "completed_at": 100.5,
+        "tokens_in": None,
+        "tokens_out": None,
+        "tokens_reasoning": None,
+        "tokens_total": None,
+        "cached_tokens": None,
+        "cache_hit": None,
+        "cache_creation_tokens": None,
+        "tool_calls": [],
+        "reasoning_content": None,
+        "error_category": "upstream_error",
+        "latency_total_ms": 500.0,
+        "latency_ttft_ms": 50.0,
+        "request": None,
+        "response": {"detail": "bad gateway"},
+        "request_raw": '"hello"',
+        "response_raw": None,
+        "capture_cut": False,
+    }
+
+
+def test_capture_cut_is_carried_over() -> None:
+    assert build_model_call_record(CaptureLine(capture_cut=True), 0).capture_cut is True
+
+
+def test_a_dialect_whose_derive_raises_still_gives_a_record(monkeypatch: pytest.MonkeyPatch) -> None:
+    from model_call_capture.dialects import DIALECTS
+
+    def broken(request: object, response: object) -> object:
+        raise RuntimeError("bug in a dialect")
+
+    monkeypatch.setattr(DIALECTS["chat"], "derive", broken)
+    record = build_model_call_record(CaptureLine(dialect="chat", model_call_id="x", latency_ms=3.0), 2)
+    assert (record.model_call_id, record.call_index, record.latency_total_ms, record.tokens_in) == ("x", 2, 3.0, None)
+
+
+# -- reading -------------------------------------------------------------------------------
+
+
+def _write(tmp_path: Path, text: bytes) -> CaptureStore:
+    store = CaptureStore(tmp_path)
+    store.path("r").write_bytes(text)
+    return store
+
+
+def test_read_raises_naming_file_and_line(tmp_path: Path) -> None:
+    store = _write(tmp_path, b'{"model_call_id":"a"}\n   \n{"model_call_id":"b"}\n{"model_call_id": 5}\n')
+    with pytest.raises(DamagedLineError) as info:
+        read_model_call_records(store, "r")
+    assert str(tmp_path / "r.capture.jsonl") in str(info.value)
+    assert "line 2" in str(info.value)
+    assert "Expected `str | null`, got `int` - at `$.model_call_id`" in str(info.value)
+
+
+def test_read_available_skips_damaged_lines_and_keeps_positions(tmp_path: Path) -> None:
+    store = _write(tmp_path, b'{"model_call_id":"a"}\n{bad\n\n{"model_call_id":"b"}\n{"model_call_id":"c","res')
+    records, invalid = read_available_model_call_records(store, "r")
+    assert [(r.call_index, r.model_call_id) for r in records] == [(0, "a"), (2, "b")]
+    assert invalid == 2
+    assert [r.call_index for r in read_model_call_records(_write(tmp_path, b'{}\n\n{}\n'), "r")] == [0, 1]
+
+
+def test_a_missing_rollout_has_no_records_and_empty_metrics(tmp_path: Path) -> None:
+    store = CaptureStore(tmp_path)
+    assert read_model_call_records(store, "r") == []
+    assert read_available_model_call_records(store, "r") == ([], 0)
+    assert msgspec.to_builtins(aggregate_model_call_metrics(store, "r")) == {
+        "num_calls": 0,
+        "tokens_in": None,
+        "tokens_out": None,
+        "tokens_reasoning": None,
+        "tokens_total": None,
+        "cached_tokens": None,
+        "latency_total_ms": None,
+        "cache_creation_tokens": None,
+        "error_categories": {},
+    }
+
+
+# -- metrics -------------------------------------------------------------------------------
+
+
+def test_metrics_sum_known_values_and_keep_unknown_null() -> None:
+    records = [
+        _record(tokens_in=10, tokens_out=5, tokens_total=15, latency_total_ms=1.5, cache_creation_tokens=4),
+        _record(tokens_in=None, tokens_out=7, tokens_reasoning=None, latency_total_ms=2.25, error_category="timeout"),
+        _record(tokens_in=3, cached_tokens=0, error_category="timeout"),
+        _record(error_category="rate_limit"),
+    ]
+    assert aggregate_model_call_records(records) == ModelCallMetrics(
+        num_calls=4,
+        tokens_in=13,
+        tokens_out=12,
+        tokens_reasoning=None,
+        tokens_total=15,
+        cached_tokens=0,  # a reported 0 is known: it stays 0, unlike an unknown
+        latency_total_ms=3.75,
+        cache_creation_tokens=4,
+        error_categories={"rate_limit": 1, "timeout": 2},
+    )
+
+
+_counts = st.one_of(st.none(), st.integers(min_value=0, max_value=2**70))
+_millis = st.one_of(st.none(), st.floats(min_value=0, max_value=1e9, allow_nan=False))
+_records = st.builds(
+    _record,
+    tokens_in=_counts,
+    tokens_out=_counts,
+    tokens_reasoning=_counts,
+    tokens_total=_counts,
+    cached_tokens=_counts,
+    cache_creation_tokens=_counts,
+    latency_total_ms=_millis,
+    error_category=st.one_of(st.none(), st.sampled_from(["timeout", "auth", "rate_limit", "cancelled"])),
+)
+_SUMMED = ("tokens_in", "tokens_out", "tokens_reasoning", "tokens_total", "cached_tokens", "cache_creation_tokens")
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_records, max_size=12))
+def test_metrics_equal_the_sum_of_the_records(records: list[ModelCallRecord]) -> None:
+    metrics = aggregate_model_call_records(records)
+    assert metrics.num_calls == len(records)
+    for name in _SUMMED:
+        known = [getattr(r, name) for r in records if getattr(r, name) is not None]
+        assert getattr(metrics, name) == (sum(known) if known else None), name
+    latencies = [r.latency_total_ms for r in records if r.latency_total_ms is not None]
+    expected_latency = None
+    for value in latencies:  # same order as the records: float sums are order-sensitive
+        expected_latency = value if expected_latency is None else expected_latency + value
+    assert metrics.latency_total_ms == expected_latency
+    categories: dict[str, int] = {}
+    for r in records:
+        if r.error_category is not None:
+            categories[r.error_category] = categories.get(r.error_category, 0) + 1
+    assert metrics.error_categories == categories
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(_records, min_size=1, max_size=8))
+def test_null_stays_null(records: list[ModelCallRecord]) -> None:
+    unknown = [msgspec.structs.replace(r, **{name: None for name in _SUMMED}, latency_total_ms=None) for r in records]
+    metrics = msgspec.to_builtins(aggregate_model_call_records(unknown))
+    for name in (*_SUMMED, "latency_total_ms"):
+        assert metrics[name] is None, name
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(_records, max_size=6), st.lists(_records, max_size=6))
+def test_metrics_of_a_union_are_the_sum_of_the_parts(a: list[ModelCallRecord], b: list[ModelCallRecord]) -> None:
+    whole = aggregate_model_call_records(a + b)
+    left, right = aggregate_model_call_records(a), aggregate_model_call_records(b)
+    assert whole.num_calls == left.num_calls + right.num_calls
+    for name in _SUMMED:
+        x, y = getattr(left, name), getattr(right, name)
+        assert getattr(whole, name) == (None if x is None and y is None else (x or 0) + (y or 0))
+
+
+# -- compatibility with NeMo Gym 0.7.0 ------------------------------------------------------
+
+# Each deliberate difference from what Gym derived: (rollout, call_index, field) -> (ours, Gym's).
+# The reasons are in docs/compatibility.md.
+DELIBERATE_RECORD_DIFFERENCES: dict[tuple[str, int, str], tuple[Any, Any]] = {
+    # A chat / messages body that carries a Responses-style `status`: Gym reads `status`
+    # whatever the dialect; `response_status` is the Responses API status only.
+    ("matrix/chat-json-nan", 0, "response_status"): (None, "completed"),
+    ("matrix/messages-json-nan", 0, "response_status"): (None, "completed"),
+}
+
+
+# Rollouts Gym's store read but whose id Gym's collector refused: our store refuses the id
+# on every path (docs/compatibility.md).
+DELIBERATE_REFUSED_IDS = {"routing/.hidden"}
+
+
+def test_an_id_gym_wrote_but_refused_to_attach_is_refused_by_our_store(gym_reference_dir: Path) -> None:
+    expected = json.loads((gym_reference_dir / "routing" / ".hidden.expected.json").read_text())
+    assert "got '.hidden'" in expected["attachment"]["error"]
+    assert len(expected["records"]) == 1  # what Gym's store read
+    with pytest.raises(InvalidRolloutIdError, match="invalid rollout id '.hidden'"):
+        read_available_model_call_records(CaptureStore(gym_reference_dir / "routing"), ".hidden")
+
+
+def _gym_rollouts(root: Path) -> list[tuple[str, Path, dict[str, Any]]]:
+    out = []
+    for path in sorted(root.glob("*/*.expected.json")):
+        rollout_id = path.name[: -len(".expected.json")]
+        out.append((f"{path.parent.name}/{rollout_id}", path.parent, json.loads(path.read_text())))
+    return out
+
+
+def test_records_and_metrics_equal_gyms_on_every_field_both_define(gym_reference_dir: Path) -> None:
+    compared = equal = 0
+    differences: dict[tuple[str, int, str], tuple[Any, Any]] = {}
+    other: list[str] = []
+    rollouts = _gym_rollouts(gym_reference_dir)
+    assert len(rollouts) >= 150
+    for name, folder, expected in rollouts:
+        rollout_id = name.split("/", 1)[1]
+        if name in DELIBERATE_REFUSED_IDS:
+            continue
+        store = CaptureStore(folder)
+        records, invalid = read_available_model_call_records(store, rollout_id)
+        if invalid != expected["invalid_count"]:
+            other.append(f"{name}: invalid_count {invalid} != {expected['invalid_count']}")
+        ours = msgspec.to_builtins(records)
+        if len(ours) != len(expected["records"]):
+            other.append(f"{name}: {len(ours)} records != {len(expected['records'])}")
+            continue
+        for mine, theirs in zip(ours, expected["records"], strict=True):
+            for field in sorted(mine.keys() & theirs.keys()):
+                compared += 1
+                if mine[field] == theirs[field]:
+                    equal += 1
+                else:
+                    differences[(name, theirs["call_index"], field)] = (mine[field], theirs[field])
+        metrics = msgspec.to_builtins(aggregate_model_call_records(records))
+        for field in sorted(metrics.keys() & expected["metrics"].keys()):
+            compared += 1
+            if metrics[field] == expected["metrics"][field]:
+                equal += 1
+            else:
+                other.append(f"{name}: metrics.{field} {metrics[field]!r} != {expected['metrics'][field]!r}")
+    print(f"\nrecords+metrics vs Gym: {compared} fields compared, {equal} equal, {len(differences)} deliberately different")
+    assert other == []
+    assert differences == DELIBERATE_RECORD_DIFFERENCES
+    assert compared == equal + len(DELIBERATE_RECORD_DIFFERENCES)
+
+
+def test_fields_gym_adds_are_read_as_unknown_fields(gym_reference_dir: Path) -> None:
+    # Gym 0.7.0 writes client_session_id & co. on some lines; they must not damage a line.
+    store = CaptureStore(gym_reference_dir / "routing")
+    records, invalid = read_available_model_call_records(store, "r-session")
+    assert invalid == 0
+    assert len(records) == 1
+
+
+def test_metrics_add_cache_creation_tokens_and_error_categories(gym_reference_dir: Path) -> None:
+    # Deliberate addition: Gym's metrics have neither field.
+    records, _ = read_available_model_call_records(CaptureStore(gym_reference_dir / "status"), "status-429")
+    metrics = msgspec.to_builtins(aggregate_model_call_records(records))
+    expected = json.loads((gym_reference_dir / "status" / "status-429.expected.json").read_text())["metrics"]
+    assert set(metrics) - set(expected) == {"cache_creation_tokens", "error_categories"}
+    assert metrics["error_categories"] == {"rate_limit": 1}
+
+
+# -- snapshots -----------------------------------------------------------------------------
+
+
+@pytest.fixture
+def snapshot_json(snapshot: SnapshotAssertion) -> SnapshotAssertion:
+    return snapshot.use_extension(JSONSnapshotExtension)
+
+
+_SCENARIO_FOLDERS = ("matrix", "timeline", "requests", "status")
+
+
+@pytest.mark.parametrize("folder", _SCENARIO_FOLDERS)
+def test_derived_records_snapshot(folder: str, gym_reference_dir: Path, snapshot_json: SnapshotAssertion) -> None:
+    """The records derived from each scripted scenario, payloads left out (they are copied verbatim)."""
+    store = CaptureStore(gym_reference_dir / folder)
+    derived: dict[str, Any] = {}
+    for rollout_id in store.rollout_ids():
+        records, invalid = read_available_model_call_records(store, rollout_id)
+        calls = msgspec.to_builtins(records)
+        for call in calls:
+            for payload in ("request", "response", "request_raw", "response_raw"):
+                call.pop(payload)
+        derived[rollout_id] = {"invalid_count": invalid, "records": calls}
+    assert derived == snapshot_json
