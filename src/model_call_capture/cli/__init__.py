@@ -1,0 +1,79 @@
+"""The `mcc` command: a demo, a capturing proxy, and tools to inspect, validate and export captures.
+
+Each command lives in its own module and imports what it needs when it runs, so `mcc
+--help` stays fast. Every error reaches the user as one line on stderr and a non-zero exit
+code; set `MCC_DEBUG=1` to get the traceback of an unexpected error instead.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import click
+
+from .demo import demo
+from .export import export, schema
+from .serve import serve
+from .show import show, stats
+from .validate import validate
+
+__all__ = ["cli", "main"]
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(package_name="model-call-capture", prog_name="mcc")
+def cli() -> None:
+    """Capture every LLM API call made through a model server, and inspect the captures.
+
+    \b
+    Start here:
+      mcc demo                      # a captured demo run, offline, in seconds
+      mcc stats ./mcc-demo          # what was captured
+      mcc serve --upstream http://localhost:8000 --capture-dir /data/model-calls
+    """
+
+
+for _command in (demo, serve, validate, show, stats, export, schema):
+    cli.add_command(_command)
+
+
+def _usage_line(error: click.UsageError) -> str:
+    ctx = error.ctx
+    where = ctx.command_path if ctx is not None else "mcc"
+    return f"{where}: {error.format_message()} (see '{where} --help')"
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point of `mcc`: run the command, turning every error into one line and an exit code."""
+    try:
+        # Without standalone mode click returns the exit code of `--help` and of
+        # `click.exceptions.Exit` instead of exiting itself.
+        code = cli.main(args=argv, prog_name="mcc", standalone_mode=False)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    except click.UsageError as exc:
+        click.echo(_usage_line(exc), err=True)
+        sys.exit(exc.exit_code)
+    except click.ClickException as exc:
+        click.echo(f"mcc: error: {exc.format_message()}", err=True)
+        sys.exit(exc.exit_code)
+    except click.Abort:
+        click.echo("mcc: aborted", err=True)
+        sys.exit(130)
+    except KeyboardInterrupt:
+        click.echo("mcc: interrupted", err=True)
+        sys.exit(130)
+    except OSError as exc:
+        if os.environ.get("MCC_DEBUG"):
+            raise
+        where = f"{exc.filename}: " if exc.filename else ""
+        click.echo(f"mcc: error: {where}{exc.strerror or exc}", err=True)
+        sys.exit(1)
+    except Exception as exc:  # anything unexpected still ends as one clear line
+        if os.environ.get("MCC_DEBUG"):
+            raise
+        message = " ".join(str(exc).split()) or "(no message)"
+        click.echo(f"mcc: error: {type(exc).__name__}: {message} (MCC_DEBUG=1 shows the traceback)", err=True)
+        sys.exit(1)
+    sys.exit(code if isinstance(code, int) else 0)

@@ -1,0 +1,5 @@
+"""`python -m model_call_capture.cli`: the same as `mcc`."""
+
+from . import main
+
+main()

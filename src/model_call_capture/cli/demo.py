@@ -1,0 +1,91 @@
+"""`mcc demo`: the whole system on an embedded default, offline, in seconds."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+from rich.table import Table
+
+from ._common import fmt_int, fmt_ms, percentile, stdout
+from .show import compute_stats, stats_table
+
+if TYPE_CHECKING:
+    from ..demo.run import DemoResult
+
+__all__ = ["demo"]
+
+
+@click.command()
+@click.option(
+    "--dir",
+    "directory",
+    default="mcc-demo",
+    show_default=True,
+    type=click.Path(file_okay=False),
+    help="Where the demo writes model-calls/ and rollouts.jsonl.",
+)
+@click.option("--rollouts", default=4, show_default=True, type=click.IntRange(1, 1000), help="How many rollouts to run.")
+def demo(directory: str, rollouts: int) -> None:
+    """Run a captured demo: a scripted model server, an agent, and the rollout collector.
+
+    Starts a scripted model server that speaks the OpenAI Responses, Chat Completions and
+    Anthropic Messages APIs (JSON and streaming; text, a tool call, reasoning, usage) on
+    a free port of 127.0.0.1, behind the capture middleware. An embedded agent calls it
+    with the official openai and anthropic SDK clients through `/ng-rollout/<rollout_id>`,
+    driven by the rollout collector. No network access and no API key are needed.
+
+    Leaves DIR/model-calls/<rollout_id>.capture.jsonl (one line per call) and
+    DIR/rollouts.jsonl (one row per rollout, with the ng_model_call_capture attachment);
+    captures of an earlier demo in DIR are replaced.
+
+    \b
+    Example:
+      mcc demo
+      mcc demo --dir /tmp/demo --rollouts 16 && mcc stats /tmp/demo
+    """
+    from ..demo.run import DemoError, run_demo
+
+    try:
+        result = run_demo(Path(directory), rollouts=rollouts)
+    except DemoError as exc:
+        raise click.ClickException(str(exc)) from None
+    _print_summary(result)
+    empty = [c.rollout_id for c in result.captures if not c.calls]
+    if len(result.captures) != rollouts or empty:
+        raise click.ClickException(
+            f"the demo attached captures to {len(result.captures)} of {rollouts} rollouts; none for {empty}"
+        )
+
+
+def _print_summary(result: DemoResult) -> None:
+    calls = [call for capture in result.captures for call in capture.calls]
+    per_dialect = Counter(call.dialect or "?" for call in calls)
+    errors = Counter(call.error_category for call in calls if call.error_category)
+    latencies = [c.latency_total_ms for c in calls if c.latency_total_ms is not None]
+    ttfts = [c.latency_ttft_ms for c in calls if c.latency_ttft_ms is not None]
+    tokens_in = sum(c.tokens_in or 0 for c in calls)
+    tokens_out = sum(c.tokens_out or 0 for c in calls)
+    reasoning = sum(c.tokens_reasoning or 0 for c in calls)
+
+    title = f"mcc demo: {len(result.captures)} rollouts, {len(calls)} model calls captured in {result.seconds:.1f} s"
+    summary = Table(title=title, title_justify="left", show_header=False)
+    summary.add_column(style="bold")
+    summary.add_column()
+    summary.add_row("rollouts", str(len(result.captures)))
+    summary.add_row("calls per dialect", ", ".join(f"{d} {n}" for d, n in sorted(per_dialect.items())))
+    summary.add_row("tokens in / out", f"{fmt_int(tokens_in)} / {fmt_int(tokens_out)} ({fmt_int(reasoning)} reasoning)")
+    summary.add_row("latency p50 / p95", f"{fmt_ms(percentile(latencies, 50))} / {fmt_ms(percentile(latencies, 95))} ms")
+    summary.add_row("TTFT p50 / p95", f"{fmt_ms(percentile(ttfts, 50))} / {fmt_ms(percentile(ttfts, 95))} ms")
+    summary.add_row("error categories", ", ".join(f"{k} {n}" for k, n in sorted(errors.items())) or "none")
+    console = stdout()
+    console.print(summary)
+    console.print(stats_table(compute_stats(calls), title="per model and dialect"))
+    first = result.captures[0].rollout_id if result.captures else "<rollout_id>"
+    console.print(f"capture files: {result.capture_dir}/<rollout_id>.capture.jsonl", markup=False)
+    console.print(f"rollouts:      {result.rollouts_path}", markup=False)
+    console.print(f"next:          mcc stats {result.directory}", markup=False)
+    console.print(f"               mcc show {result.directory} {first}", markup=False)
+    console.print(f"               mcc validate {result.capture_dir}", markup=False)

@@ -1,0 +1,412 @@
+"""The `mcc` command line, tested against the output of a real `mcc demo` run.
+
+`mcc demo` runs once per module as a subprocess in a temporary directory (a real uvicorn
+server, the real SDK clients, the real collector). The other commands run in-process through
+`main()` (the same entry point as the `mcc` script) against its output, and read it with
+the standard library as an independent oracle.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pyarrow.parquet as pq
+import pytest
+
+from model_call_capture.cli import main
+
+ROLLOUT_IDS = ["0-0", "1-0", "2-0", "3-0"]
+# One rollout: chat JSON (tool call), chat stream, responses JSON, responses stream,
+# messages JSON, messages stream. Rollout 3-0 starts with one call the server rate-limits.
+ROLLOUT_DIALECTS = ["chat", "chat", "responses", "responses", "messages", "messages"]
+
+
+def _mcc(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "model_call_capture.cli", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, subprocess.CompletedProcess[str]]:
+    """A directory a real `mcc demo` run (default options, default --dir) wrote, and the run."""
+    cwd = tmp_path_factory.mktemp("cwd")
+    run = _mcc("demo", cwd=cwd)
+    assert run.returncode == 0, run.stderr
+    return cwd / "mcc-demo", run
+
+
+Run = Callable[..., tuple[int, str, str]]
+
+
+@pytest.fixture
+def mcc(capsys: pytest.CaptureFixture[str]) -> Run:
+    """Run `main(argv)` in-process: (exit code, stdout, stderr)."""
+
+    def run(*args: str) -> tuple[int, str, str]:
+        with pytest.raises(SystemExit) as exited:
+            main(list(args))
+        out, err = capsys.readouterr()
+        code = exited.value.code
+        return (code if isinstance(code, int) else 1), out, err
+
+    return run
+
+
+def _capture_lines(demo_dir: Path, rollout_id: str) -> list[dict[str, Any]]:
+    text = (demo_dir / "model-calls" / f"{rollout_id}.capture.jsonl").read_text()
+    return [json.loads(line) for line in text.splitlines()]
+
+
+def _nearest_rank(values: list[float], p: int) -> float:
+    ordered = sorted(values)
+    index = -(-p * len(ordered) // 100) - 1  # ceil(p * n / 100) - 1
+    return ordered[max(index, 0)]
+
+
+# -- mcc demo ------------------------------------------------------------------------
+
+
+def test_demo_leaves_one_capture_file_per_rollout_and_the_rollouts(demo: tuple[Path, Any]) -> None:
+    demo_dir, _ = demo
+    assert sorted(p.name for p in (demo_dir / "model-calls").glob("*.capture.jsonl")) == [
+        f"{rid}.capture.jsonl" for rid in ROLLOUT_IDS
+    ]
+    for rid in ROLLOUT_IDS:
+        lines = _capture_lines(demo_dir, rid)
+        expected = (["chat"] if rid == "3-0" else []) + ROLLOUT_DIALECTS
+        assert [line["dialect"] for line in lines] == expected
+        assert {line["model_ref"]["name"] for line in lines} == {"demo-model"}
+        assert [line["status_code"] for line in lines] == ([429] if rid == "3-0" else []) + [200] * 6
+        assert [line.get("stream", False) for line in lines[-6:]] == [False, True] * 3
+    rows = [json.loads(line) for line in (demo_dir / "rollouts.jsonl").read_text().splitlines()]
+    attachments = sorted((row["ng_model_call_capture"] for row in rows), key=lambda a: a["rollout_id"])
+    assert [(a["rollout_id"], a["metrics"]["num_calls"]) for a in attachments] == [
+        ("0-0", 6),
+        ("1-0", 6),
+        ("2-0", 6),
+        ("3-0", 7),
+    ]
+    assert [row["reward"] for row in rows] == [1.0] * 4
+    first_chat = attachments[0]["calls"][0]
+    assert first_chat["tool_calls"] == [
+        {"call_id": first_chat["tool_calls"][0]["call_id"], "name": "get_weather", "arguments": {"city": "Paris"}}
+    ]
+    assert "request" not in first_chat or first_chat["request"] is None  # attached calls omit payloads
+
+
+def test_demo_prints_a_summary_and_where_the_files_are(demo: tuple[Path, Any]) -> None:
+    demo_dir, run = demo
+    out = run.stdout
+    assert "mcc demo: 4 rollouts, 25 model calls captured in " in out
+    assert "chat 9, messages 8, responses 8" in out
+    assert "2,880 / 960 (192 reasoning)" in out
+    assert "rate_limit 1" in out
+    for label in ("latency p50 / p95", "TTFT p50 / p95", "error categories"):
+        assert label in out
+    assert f"{demo_dir.resolve()}/model-calls/<rollout_id>.capture.jsonl" in out
+    assert f"{demo_dir.resolve()}/rollouts.jsonl" in out
+    assert run.stderr == ""
+
+
+def test_demo_rerun_in_the_same_dir_replaces_the_earlier_captures(tmp_path: Path, mcc: Run) -> None:
+    stale = tmp_path / "model-calls" / "9-0.capture.jsonl"
+    stale.parent.mkdir(parents=True)
+    stale.write_text("{}\n")
+    (tmp_path / "rollouts.jsonl").write_text('{"old": true}\n')
+    code, out, _ = mcc("demo", "--dir", str(tmp_path), "--rollouts", "1")
+    assert code == 0
+    assert "mcc demo: 1 rollouts, 6 model calls" in out
+    assert sorted(p.name for p in (tmp_path / "model-calls").glob("*.capture.jsonl")) == ["0-0.capture.jsonl"]
+    assert len((tmp_path / "rollouts.jsonl").read_text().splitlines()) == 1
+
+
+# -- mcc validate --------------------------------------------------------------------
+
+
+def test_validate_passes_on_the_demo_output(demo: tuple[Path, Any], mcc: Run) -> None:
+    demo_dir, _ = demo
+    code, out, err = mcc("validate", str(demo_dir / "model-calls"))
+    assert (code, out, err) == (0, "ok: 25 lines in 4 files are valid\n", "")
+
+
+def test_validate_names_file_and_line_of_each_problem_in_a_damaged_copy(
+    demo: tuple[Path, Any], tmp_path: Path, mcc: Run
+) -> None:
+    demo_dir, _ = demo
+    copy = tmp_path / "damaged"
+    shutil.copytree(demo_dir / "model-calls", copy)
+    torn = copy / "1-0.capture.jsonl"
+    lines = torn.read_bytes().splitlines(keepends=True)
+    torn.write_bytes(b"".join(lines[:5]) + lines[5][:40])  # line 6 torn by a crash
+    typed = copy / "2-0.capture.jsonl"
+    docs = [json.loads(line) for line in typed.read_text().splitlines()]
+    docs[2]["status_code"] = "200"
+    docs[4]["dialect"] = "gemini"
+    typed.write_text("".join(json.dumps(d) + "\n" for d in docs))
+
+    code, out, _ = mcc("validate", str(copy))
+    assert code == 1
+    assert out.splitlines() == [
+        f"{torn}:6: invalid JSON: Input data was truncated (the last line has no newline: a torn write?)",
+        f"{typed}:3: schema: '200' is not of type 'integer', 'null' - at `$.status_code`",
+        f"{typed}:3: contract: Expected `int | null`, got `str` - at `$.status_code`",
+        f"{typed}:5: schema: 'gemini' is not valid under any of the given schemas - at `$.dialect`",
+        f"{typed}:5: contract: Invalid enum value 'gemini' - at `$.dialect`",
+        "3 of 25 lines invalid in 2 of 4 files",
+    ]
+
+
+def test_validate_refuses_a_missing_path_in_one_line(mcc: Run, tmp_path: Path) -> None:
+    code, out, err = mcc("validate", str(tmp_path / "nope"))
+    assert (code, out, err) == (1, "", f"mcc: error: {tmp_path / 'nope'}: no such file or directory\n")
+
+
+# -- mcc stats / show ----------------------------------------------------------------
+
+
+def test_stats_json_per_model_and_dialect(demo: tuple[Path, Any], mcc: Run) -> None:
+    demo_dir, _ = demo
+    code, out, _ = mcc("stats", str(demo_dir), "--json")
+    assert code == 0
+    rows = json.loads(out)
+    lines = [line for rid in ROLLOUT_IDS for line in _capture_lines(demo_dir, rid)]
+    for row in rows:
+        mine = [l for l in lines if l["dialect"] == row["dialect"]]
+        latencies = [l["latency_ms"] for l in mine]
+        ttfts = [l["latency_ttft_ms"] for l in mine]
+        assert row["latency_p50_ms"] == _nearest_rank(latencies, 50)
+        assert row["latency_p95_ms"] == _nearest_rank(latencies, 95)
+        assert row["ttft_p50_ms"] == _nearest_rank(ttfts, 50)
+        assert row["ttft_p95_ms"] == _nearest_rank(ttfts, 95)
+    figures = [
+        {k: v for k, v in row.items() if k not in ("latency_p50_ms", "latency_p95_ms", "ttft_p50_ms", "ttft_p95_ms")}
+        for row in rows
+    ]
+    assert figures == [
+        {"model": "demo-claude", "dialect": "messages", "calls": 8, "errors": 0, "error_categories": {},
+         "tokens_in": 960, "tokens_out": 320, "tokens_reasoning": None, "tokens_total": 1280, "cached_tokens": 560},
+        {"model": "demo-gpt", "dialect": "chat", "calls": 9, "errors": 1, "error_categories": {"rate_limit": 1},
+         "tokens_in": 960, "tokens_out": 320, "tokens_reasoning": 96, "tokens_total": 1280, "cached_tokens": 512},
+        {"model": "demo-gpt", "dialect": "responses", "calls": 8, "errors": 0, "error_categories": {},
+         "tokens_in": 960, "tokens_out": 320, "tokens_reasoning": 96, "tokens_total": 1280, "cached_tokens": 512},
+    ]  # fmt: skip
+    # Per call: chat/responses 120 in (64 cached), 40 out (12 reasoning); messages 20 in +
+    # 30 cache writes + 70 cache reads = 120 in (70 cached), 40 out, no reasoning count.
+
+
+def test_stats_table(demo: tuple[Path, Any], mcc: Run) -> None:
+    demo_dir, _ = demo
+    code, out, _ = mcc("stats", str(demo_dir))
+    assert code == 0
+    assert out.startswith("25 calls in 4 rollouts")
+    table_rows = [line for line in out.splitlines() if line.startswith("│ demo-")]
+    assert [row.split("│")[1:4] for row in table_rows] == [
+        [" demo-claude ", " messages  ", "     8 "],
+        [" demo-gpt    ", " chat      ", "     9 "],
+        [" demo-gpt    ", " responses ", "     8 "],
+    ]
+    assert "rate_limit 1" in table_rows[1]
+
+
+def test_show_lists_the_calls_of_one_rollout(demo: tuple[Path, Any], mcc: Run) -> None:
+    demo_dir, _ = demo
+    code, out, _ = mcc("show", str(demo_dir), "3-0")
+    assert code == 0
+    assert out.startswith("rollout 3-0: 7 calls")
+    rows = [[cell.strip() for cell in line.split("│")[1:-1]] for line in out.splitlines() if line.startswith("│")]
+    assert [(r[0], r[1], r[2], r[3], r[4], r[10], r[11]) for r in rows] == [
+        ("0", "chat", "demo-gpt", "429", "-", "-", "rate_limit"),
+        ("1", "chat", "demo-gpt", "200", "tool_calls", "get_weather", "-"),
+        ("2", "chat", "demo-gpt", "200", "stop", "-", "-"),
+        ("3", "responses", "demo-gpt", "200", "-", "-", "-"),
+        ("4", "responses", "demo-gpt", "200", "-", "-", "-"),
+        ("5", "messages", "demo-claude", "200", "end_turn", "-", "-"),
+        ("6", "messages", "demo-claude", "200", "end_turn", "-", "-"),
+    ]
+
+
+def test_show_json_is_the_attachment_with_payloads_on_request(demo: tuple[Path, Any], mcc: Run) -> None:
+    demo_dir, _ = demo
+    lines = _capture_lines(demo_dir, "0-0")
+    code, out, _ = mcc("show", str(demo_dir), "0-0", "--json")
+    assert code == 0
+    attachment = json.loads(out)
+    assert attachment["rollout_id"] == "0-0"
+    assert attachment["metrics"]["num_calls"] == 6
+    assert [c["model_call_id"] for c in attachment["calls"]] == [line["model_call_id"] for line in lines]
+    assert {c.get("request") for c in attachment["calls"]} == {None}
+    code, out, _ = mcc("show", str(demo_dir), "0-0", "--json", "--payloads")
+    assert [c["request"] for c in json.loads(out)["calls"]] == [line["request"] for line in lines]
+
+
+def test_show_payloads_prints_request_and_response(demo: tuple[Path, Any], mcc: Run) -> None:
+    demo_dir, _ = demo
+    code, out, _ = mcc("show", str(demo_dir), "1-0", "--payloads")
+    assert code == 0
+    assert out.count("request\n") == 6 and out.count("response\n") == 6
+    assert '"get_weather"' in out
+
+
+def test_show_an_unknown_rollout_is_one_line(demo: tuple[Path, Any], mcc: Run) -> None:
+    demo_dir, _ = demo
+    code, out, err = mcc("show", str(demo_dir), "7-0")
+    root = demo_dir / "model-calls"
+    assert (code, out, err) == (1, "", f"mcc: error: {root}: no capture for rollout '7-0'; found: 0-0, 1-0, 2-0, 3-0\n")
+
+
+# -- mcc export ----------------------------------------------------------------------
+
+
+def test_export_parquet_reads_back_with_duckdb_equal_to_the_records(
+    demo: tuple[Path, Any], tmp_path: Path, mcc: Run
+) -> None:
+    demo_dir, _ = demo
+    out_file = tmp_path / "calls.parquet"
+    code, out, _ = mcc("export", str(demo_dir), "--out", str(out_file))
+    assert (code, out) == (0, f"wrote 25 calls to {out_file} (parquet)\n")
+    con = duckdb.connect()
+    columns = [row[0] for row in con.execute(f"describe select * from '{out_file}'").fetchall()]
+    assert columns == [
+        "rollout_id", "model_call_id", "response_id", "call_index", "model_ref", "model", "dialect",
+        "status_code", "response_status", "finish_reason", "started_at", "completed_at", "tokens_in",
+        "tokens_out", "tokens_reasoning", "tokens_total", "cached_tokens", "cache_hit",
+        "cache_creation_tokens", "tool_calls", "reasoning_content", "error_category", "latency_total_ms",
+        "latency_ttft_ms", "capture_cut",
+    ]  # fmt: skip
+    got = con.execute(
+        f"select rollout_id, call_index, model_call_id, dialect, status_code, error_category, started_at,"
+        f" latency_total_ms, latency_ttft_ms, model_ref.name from '{out_file}' order by rollout_id, call_index"
+    ).fetchall()
+    expected = [
+        (rid, i, line["model_call_id"], line["dialect"], line["status_code"], line.get("error_category"),
+         line["started_at"], line["latency_ms"], line["latency_ttft_ms"], "demo-model")
+        for rid in ROLLOUT_IDS
+        for i, line in enumerate(_capture_lines(demo_dir, rid))
+    ]  # fmt: skip
+    assert got == expected
+    tool_calls = con.execute(
+        f"select tool_calls from '{out_file}' where rollout_id = '0-0' and call_index = 0"
+    ).fetchone()
+    assert tool_calls is not None
+    (call,) = tool_calls[0]
+    assert (call["name"], json.loads(call["arguments"])) == ("get_weather", {"city": "Paris"})
+    assert call["call_id"] == _capture_lines(demo_dir, "0-0")[0]["response"]["choices"][0]["message"]["tool_calls"][0]["id"]
+
+
+def test_export_parquet_with_payloads_has_them_as_json_strings(
+    demo: tuple[Path, Any], tmp_path: Path, mcc: Run
+) -> None:
+    demo_dir, _ = demo
+    out_file = tmp_path / "calls.parquet"
+    assert mcc("export", str(demo_dir), "--out", str(out_file), "--payloads")[0] == 0
+    table = pq.read_table(out_file).to_pylist()
+    expected = [line for rid in ROLLOUT_IDS for line in _capture_lines(demo_dir, rid)]
+    assert [json.loads(row["request"]) for row in table] == [line["request"] for line in expected]
+    assert [json.loads(row["response"]) for row in table] == [line["response"] for line in expected]
+    assert [row["response_raw"] for row in table] == [line.get("response_raw") for line in expected]
+
+
+def test_export_jsonl_rows_are_the_records_with_rollout_id(demo: tuple[Path, Any], tmp_path: Path, mcc: Run) -> None:
+    demo_dir, _ = demo
+    out_file = tmp_path / "calls.jsonl"
+    assert mcc("export", str(demo_dir), "--out", str(out_file))[0] == 0
+    rows = [json.loads(line) for line in out_file.read_text().splitlines()]
+    assert len(rows) == 25
+    assert list(rows[0])[:3] == ["rollout_id", "model_call_id", "response_id"]
+    assert "request" not in rows[0]
+    assert [(r["rollout_id"], r["call_index"], r["dialect"]) for r in rows[:7]] == [
+        ("0-0", i, d) for i, d in enumerate(ROLLOUT_DIALECTS)
+    ] + [("1-0", 0, "chat")]
+
+
+def test_export_without_pyarrow_is_one_clear_line(demo: tuple[Path, Any], tmp_path: Path) -> None:
+    demo_dir, _ = demo
+    # pyarrow is installed here; a None entry in sys.modules makes its import fail.
+    code = "import sys; sys.modules['pyarrow'] = None; from model_call_capture.cli import main; main(sys.argv[1:])"
+    run = subprocess.run(
+        [sys.executable, "-c", code, "export", str(demo_dir), "--out", str(tmp_path / "x.parquet")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert (run.returncode, run.stdout) == (1, "")
+    assert run.stderr == (
+        "mcc: error: Parquet export needs pyarrow: pip install 'model-call-capture[parquet]' (or use --format jsonl)\n"
+    )
+    assert not (tmp_path / "x.parquet").exists()
+
+
+def test_export_into_a_missing_directory_is_one_line(demo: tuple[Path, Any], tmp_path: Path, mcc: Run) -> None:
+    demo_dir, _ = demo
+    code, _, err = mcc("export", str(demo_dir), "--out", str(tmp_path / "no" / "x.jsonl"))
+    assert (code, err) == (1, f"mcc: error: {tmp_path / 'no'}: no such directory\n")
+
+
+# -- mcc schema ----------------------------------------------------------------------
+
+
+def test_schema_out_writes_the_packaged_schemas(tmp_path: Path, mcc: Run) -> None:
+    from model_call_capture import schemas
+
+    code, out, _ = mcc("schema", "--out", str(tmp_path))
+    names = schemas.schema_names()
+    assert "v1/capture-line.schema.json" in names
+    assert (code, out) == (0, f"wrote {len(names)} schemas to {tmp_path}\n")
+    for name in names:
+        assert (tmp_path / name).read_bytes() == (schemas.schema_dir() / name).read_bytes()
+
+
+def test_schema_lists_the_schemas(mcc: Run) -> None:
+    code, out, _ = mcc("schema")
+    assert code == 0
+    assert "v1/capture-line.schema.json" in out and "CaptureLine" in out
+
+
+# -- every command -------------------------------------------------------------------
+
+COMMANDS = ["demo", "serve", "validate", "show", "stats", "export", "schema"]
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_every_command_has_help_with_an_example(command: str, mcc: Run) -> None:
+    code, out, _ = mcc(command, "--help")
+    assert code == 0
+    assert f"Usage: mcc {command}" in out
+    assert "Example:\n    mcc " + command in out
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "err"),
+    [
+        (["stats"], 2, "mcc stats: Missing argument 'DIR'. (see 'mcc stats --help')\n"),
+        (["nope"], 2, "mcc: No such command 'nope'. (see 'mcc --help')\n"),
+        (["demo", "--rollouts", "0"], 2, "mcc demo: Invalid value for '--rollouts': 0 is not in the range 1<=x<=1000. (see 'mcc demo --help')\n"),
+        (["serve", "--upstream", "ftp://x", "--capture-dir", "/tmp/mcc-unused"], 1, "mcc: error: upstream must be an http(s) URL, got 'ftp://x'\n"),
+    ],
+)  # fmt: skip
+def test_errors_are_one_line_and_a_non_zero_exit(args: list[str], code: int, err: str, mcc: Run) -> None:
+    assert mcc(*args) == (code, "", err)
+
+
+def test_the_installed_script_reports_errors_without_a_traceback(tmp_path: Path) -> None:
+    run = _mcc("stats", str(tmp_path / "missing"))
+    assert (run.returncode, run.stdout, run.stderr) == (1, "", f"mcc: error: {tmp_path / 'missing'}: no such directory\n")
+
+
+def test_a_file_system_error_is_one_line(tmp_path: Path, mcc: Run) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    code, out, err = mcc("demo", "--dir", str(blocker / "demo"))
+    assert (code, out, err) == (1, "", f"mcc: error: {blocker / 'demo' / 'model-calls'}: Not a directory\n")
