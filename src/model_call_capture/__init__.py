@@ -7,8 +7,14 @@ typed `ModelCallRecord`s and `ng_model_call_capture` attachments.
 
 from __future__ import annotations
 
-from .collection import clear_model_call_captures_for_rollouts, merge_model_call_capture_into_record
-from .config import load_capture_config
+from .collection import (
+    CollectionSummary,
+    CollectorBusyError,
+    clear_model_call_captures_for_rollouts,
+    collect,
+    merge_model_call_capture_into_record,
+)
+from .config import CaptureConfigError, load_capture_config
 from .contracts import (
     CaptureConfig,
     CaptureLine,
@@ -20,6 +26,8 @@ from .contracts import (
     ToolCall,
 )
 from .correlation import (
+    RolloutCorrelation,
+    add_rollout_self_call_route,
     apply_rollout_prefix,
     base_url_for_run,
     resolve_model_base_url,
@@ -37,29 +45,37 @@ from .records import (
     read_available_model_call_records,
     read_model_call_records,
 )
-from .store import CaptureStore, InvalidRolloutIdError
+from .store import CaptureStore, DamagedLineError, InvalidRolloutIdError, UnsupportedFormatError
 
 __version__ = "0.1.0"
 
 __all__ = [
     "CaptureConfig",
+    "CaptureConfigError",
     "CaptureLine",
     "CaptureMiddleware",
     "CaptureStore",
+    "CollectionSummary",
+    "CollectorBusyError",
+    "DamagedLineError",
     "InvalidRolloutIdError",
     "ModelCallCapture",
     "ModelCallMetrics",
     "ModelCallRecord",
     "ModelRef",
     "ObservationGap",
+    "RolloutCorrelation",
     "StreamReassembler",
     "ToolCall",
+    "UnsupportedFormatError",
+    "add_rollout_self_call_route",
     "aggregate_model_call_metrics",
     "aggregate_model_call_records",
     "apply_rollout_prefix",
     "base_url_for_run",
     "build_model_call_record",
     "clear_model_call_captures_for_rollouts",
+    "collect",
     "install_model_call_capture",
     "load_capture_config",
     "merge_model_call_capture_into_record",
