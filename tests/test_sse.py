@@ -7,7 +7,9 @@ small whole-input oracle written here from the specification text.
 
 from __future__ import annotations
 
+import gc
 import re
+import tracemalloc
 
 import pytest
 from hypothesis import given, settings
@@ -206,6 +208,32 @@ def test_finish_after_a_complete_stream_adds_nothing() -> None:
 
 def test_empty_chunks_are_harmless() -> None:
     assert decode_all(b"", b"data: a", b"", b"\n\n", b"") == [SseEvent(b"a")]
+
+
+def test_a_long_event_is_held_at_most_twice_while_it_is_decoded() -> None:
+    # A final event can carry a whole response (megabytes), split over many transport
+    # chunks. Structural bound (bytes traced, not time): the incomplete line plus the
+    # event's data, not the five copies that splitting, stripping and partitioning make.
+    size = 8_000_000
+    body = b"event: big\ndata: " + b"x" * size + b"\n\n"
+    gc.collect()
+    started = not tracemalloc.is_tracing()  # PYTHONTRACEMALLOC may have started it already
+    if started:
+        tracemalloc.start()
+    tracemalloc.reset_peak()
+    base = tracemalloc.get_traced_memory()[0]
+    try:
+        decoder = SseDecoder()
+        view = memoryview(body)
+        events: list[SseEvent] = []
+        for offset in range(0, len(body), 65536):
+            events += decoder.feed(view[offset : offset + 65536])
+        peak = tracemalloc.get_traced_memory()[1] - base
+    finally:
+        if started:
+            tracemalloc.stop()
+    assert events == [SseEvent(b"x" * size, "big")]
+    assert peak < 2.2 * size
 
 
 def test_decoder_accepts_bytearray_and_memoryview() -> None:

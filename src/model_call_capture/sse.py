@@ -86,15 +86,17 @@ class SseDecoder:
             self._started = True
             if data.startswith(_BOM):
                 data = data[3:]
-        events: list[SseEvent] = []
-        lines = data.splitlines(keepends=True)
-        if lines and not lines[-1].endswith((b"\n", b"\r")):
+        lines = data.splitlines()
+        if lines and not data.endswith((b"\n", b"\r")):
             self._pending += lines.pop()
         # A CR at the very end of the chunk may be the first half of a CRLF. (Not a CR that
         # ends the last complete line when an incomplete line follows it in this chunk.)
         self._skip_lf = data.endswith(b"\r")
+        # From here a long event's bytes are held once in its line, plus once in its data.
+        del data
+        events: list[SseEvent] = []
         for line in lines:
-            self._line(line.rstrip(b"\r\n"), events)
+            self._line(line, events)
         return events
 
     def finish(self) -> list[SseEvent]:
@@ -119,6 +121,9 @@ class SseDecoder:
             self.comments += 1
             return
         self.content_seen = True
+        if line.startswith(b"data: "):  # nearly every line: one slice, not partition's copies
+            self._data.append(line[6:])
+            return
         name, colon, value = line.partition(b":")
         if colon and value[:1] == b" ":
             value = value[1:]

@@ -11,7 +11,9 @@ finish reason of every choice. Where the SDK itself is wrong, the case is listed
 
 from __future__ import annotations
 
+import gc
 import json
+import tracemalloc
 from pathlib import Path
 from typing import Any
 
@@ -627,6 +629,53 @@ def test_cut_stream_keeps_the_partial_reconstruction() -> None:
     assert chat.derive(None, result.response).tool_calls == [
         ToolCall(call_id=call["id"], name="GetWeatherArgs", arguments={"_raw": '{"city":"Ed'})
     ]
+
+
+def test_state_memory_grows_with_the_text_not_with_the_number_of_deltas() -> None:
+    # ~20 MB of 5-character deltas: kept as one small str per delta, the state would hold
+    # ~65 bytes of object overhead per delta (~8 MB here for 0.6 MB of text). The bound is
+    # structural (bytes traced, not time): twice the text (the final join) plus 2 MB.
+    count = 120_000
+    head = '{"id":"chatcmpl-m","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":'
+    first = '{"role":"assistant","tool_calls":[{"index":0,"id":"call_m","type":"function","function":{"name":"f"}}]}'
+    lines = [f"data: {head}{first}}}]}}\n\n"]
+    for i in range(count):
+        word = f" w{i % 1000:03d}"
+        delta = (
+            f'{{"content":"{word}"}}',
+            f'{{"reasoning_content":"{word}"}}',
+            f'{{"tool_calls":[{{"index":0,"function":{{"arguments":"{word}"}}}}]}}',
+        )[i % 3]
+        lines.append(f'data: {head}{delta},"finish_reason":null}}]}}\n\n')
+    lines.append("data: [DONE]\n\n")
+    body = "".join(lines).encode()
+    assert len(body) > 19_000_000
+
+    gc.collect()
+    started = not tracemalloc.is_tracing()  # PYTHONTRACEMALLOC may have started it already
+    if started:
+        tracemalloc.start()
+    tracemalloc.reset_peak()
+    base = tracemalloc.get_traced_memory()[0]
+    try:
+        reassembler = StreamReassembler("chat")
+        view = memoryview(body)
+        for offset in range(0, len(body), 65536):
+            reassembler.feed(view[offset : offset + 65536])
+        result = reassembler.finish()
+        peak = tracemalloc.get_traced_memory()[1] - base
+    finally:
+        if started:
+            tracemalloc.stop()
+
+    assert result.response is not None
+    message = result.response["choices"][0]["message"]
+    texts = [message["content"], message["reasoning_content"], message["tool_calls"][0]["function"]["arguments"]]
+    for field, text in enumerate(texts):
+        assert text == "".join(f" w{i % 1000:03d}" for i in range(field, count, 3))
+    text_bytes = sum(map(len, texts))
+    assert text_bytes == 600_000
+    assert peak < 2 * text_bytes + 2_000_000
 
 
 @pytest.mark.parametrize("path", CHAT_STREAMS, ids=lambda p: p.stem)

@@ -8,8 +8,10 @@ Where the SDK is wrong, the expected value is spelled out from the wire format i
 
 from __future__ import annotations
 
+import gc
 import json
 import re
+import tracemalloc
 from pathlib import Path
 from typing import Any
 
@@ -569,6 +571,57 @@ def test_truncated_stream_keeps_the_partial_message() -> None:
         "stop_sequence": None,
         "usage": {"input_tokens": 10, "cache_read_input_tokens": 5, "output_tokens": 1},
     }
+
+
+def test_state_memory_grows_with_the_text_not_with_the_number_of_deltas() -> None:
+    # ~20 MB of 5-character deltas: kept as one small str per delta, the state would hold
+    # ~65 bytes of object overhead per delta (~10 MB here for 0.8 MB of text). The bound is
+    # structural (bytes traced, not time): twice the text (the final join) plus 2 MB.
+    count = 156_000
+    blocks = [
+        {"type": "thinking", "thinking": "", "signature": ""},
+        {"type": "text", "text": ""},
+        {"type": "tool_use", "id": "toolu_m", "name": "f", "input": {}},
+    ]
+    events: list[dict[str, Any]] = [START]
+    events += [block_start(index, block) for index, block in enumerate(blocks)]
+    events.append(delta(2, {"type": "input_json_delta", "partial_json": '{"a":"'}))
+    lines = [f"event: {event['type']}\ndata: {json.dumps(event)}\n\n" for event in events]
+    kinds = ('"thinking_delta","thinking"', '"text_delta","text"', '"input_json_delta","partial_json"')
+    for i in range(count):
+        kind, field = kinds[i % 3].split(",")
+        data = f'{{"type":"content_block_delta","index":{i % 3},"delta":{{"type":{kind},{field}:" w{i % 1000:03d}"}}}}'
+        lines.append(f"event: content_block_delta\ndata: {data}\n\n")
+    tail = [delta(2, {"type": "input_json_delta", "partial_json": '"}'}), message_delta("end_turn", {}), STOP]
+    lines += [f"event: {event['type']}\ndata: {json.dumps(event)}\n\n" for event in tail]
+    body = "".join(lines).encode()
+    assert len(body) > 19_000_000
+
+    gc.collect()
+    started = not tracemalloc.is_tracing()  # PYTHONTRACEMALLOC may have started it already
+    if started:
+        tracemalloc.start()
+    tracemalloc.reset_peak()
+    base = tracemalloc.get_traced_memory()[0]
+    try:
+        reassembler = StreamReassembler("messages")
+        view = memoryview(body)
+        for offset in range(0, len(body), 65536):
+            reassembler.feed(view[offset : offset + 65536])
+        result = reassembler.finish()
+        peak = tracemalloc.get_traced_memory()[1] - base
+    finally:
+        if started:
+            tracemalloc.stop()
+
+    assert result.response is not None and result.terminal == "complete"
+    thinking, text, tool = result.response["content"]
+    texts = [thinking["thinking"], text["text"], tool["input"]["a"]]
+    for field, value in enumerate(texts):
+        assert value == "".join(f" w{i % 1000:03d}" for i in range(field, count, 3))
+    text_bytes = sum(map(len, texts))
+    assert text_bytes == 780_000
+    assert peak < 2 * text_bytes + 2_000_000
 
 
 def test_usage_merge_and_message_delta_fields() -> None:

@@ -11,10 +11,12 @@ References used as oracles, never the code under test:
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 import random
 import re
+import tracemalloc
 import warnings
 from pathlib import Path
 from typing import Any
@@ -797,6 +799,56 @@ def test_reasoning_and_refusal_deltas_are_kept_on_a_cut_stream() -> None:
         {"id": "m", "type": "message", "content": [{"type": "refusal", "refusal": "No."}]},
         {"id": "ct", "type": "custom_tool_call", "input": "*** Begin"},
     ]
+
+
+def test_state_memory_grows_with_the_text_not_with_the_number_of_deltas() -> None:
+    # ~20 MB of 5-character deltas, cut before any done event so that every text is built
+    # from its deltas: kept as one small str per delta, the state would hold ~65 bytes of
+    # object overhead per delta (~7.5 MB here for 0.6 MB of text). The bound is structural
+    # (bytes traced, not time): twice the text (the final join) plus 2 MB.
+    count = 114_000
+    items = [
+        {"type": "reasoning", "id": "rs_m", "summary": []},
+        {"type": "message", "id": "msg_m", "role": "assistant", "status": "in_progress", "content": []},
+        {"type": "function_call", "id": "fc_m", "call_id": "call_m", "name": "f", "arguments": ""},
+    ]
+    lines = [f"event: response.created\ndata: {json.dumps(CREATED)}\n\n"]
+    for index, item in enumerate(items):
+        added = {"type": "response.output_item.added", "output_index": index, "item": item}
+        lines.append(f"event: response.output_item.added\ndata: {json.dumps(added)}\n\n")
+    kinds = (
+        ("response.reasoning_summary_text.delta", '"item_id":"rs_m","output_index":0,"summary_index":0'),
+        ("response.output_text.delta", '"item_id":"msg_m","output_index":1,"content_index":0'),
+        ("response.function_call_arguments.delta", '"item_id":"fc_m","output_index":2'),
+    )
+    for i in range(count):
+        kind, where = kinds[i % 3]
+        data = f'{{"type":"{kind}","sequence_number":{i},{where},"delta":" w{i % 1000:03d}"}}'
+        lines.append(f"event: {kind}\ndata: {data}\n\n")
+    body = "".join(lines).encode()
+    assert len(body) > 19_000_000
+
+    gc.collect()
+    started = not tracemalloc.is_tracing()  # PYTHONTRACEMALLOC may have started it already
+    if started:
+        tracemalloc.start()
+    tracemalloc.reset_peak()
+    base = tracemalloc.get_traced_memory()[0]
+    try:
+        result = reassemble(body, chunk=65536)
+        peak = tracemalloc.get_traced_memory()[1] - base
+    finally:
+        if started:
+            tracemalloc.stop()
+
+    assert result.response is not None and result.truncated
+    reasoning, message, call = result.response["output"]
+    texts = [reasoning["summary"][0]["text"], message["content"][0]["text"], call["arguments"]]
+    for field, text in enumerate(texts):
+        assert text == "".join(f" w{i % 1000:03d}" for i in range(field, count, 3))
+    text_bytes = sum(map(len, texts))
+    assert text_bytes == 570_000
+    assert peak < 2 * text_bytes + 2_000_000
 
 
 @settings(max_examples=200, deadline=None)

@@ -1048,6 +1048,7 @@ class StreamState:
             value = getattr(typed, slot.value_key)
             self._on_slot(slot, typed.output_index, index, value, typed.item_id, str(typed.__struct_config__.tag))
             return
+        del typed  # a final event carries the whole output: don't hold it twice while decoding it again
         stripped = data.strip()
         if not stripped or stripped == b"[DONE]":
             return
