@@ -10,10 +10,21 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
+import msgspec
+
+from .. import _codec
 from ..contracts import ToolCall
 from ..sse import SseEvent
 
-__all__ = ["Derived", "DialectModule", "StreamResult", "StreamState", "Terminal"]
+__all__ = [
+    "Derived",
+    "DialectModule",
+    "StreamResult",
+    "StreamState",
+    "Terminal",
+    "token_count",
+    "tool_arguments",
+]
 
 Terminal = Literal["complete", "incomplete", "failed", "error"]
 """How a stream ended: its dialect's terminal event, or an error event."""
@@ -81,3 +92,21 @@ class DialectModule(Protocol):
 
     def derive(self, request: dict[str, Any] | None, response: dict[str, Any] | None) -> Derived:
         """Derive record facts from a (possibly null) request and response; never raises."""
+
+
+def token_count(value: object) -> int | None:
+    """A token count, or None when it is not a non-negative integer (bools are not counts)."""
+    return value if type(value) is int and value >= 0 else None
+
+
+def tool_arguments(value: object) -> Any:
+    """Parsed JSON tool arguments; `{"_raw": text}` when the text is not valid JSON (as NeMo Gym does).
+
+    A value that is not a string (already parsed, or absent) is returned as it is.
+    """
+    if not isinstance(value, str):
+        return value
+    try:
+        return _codec.decode(value)
+    except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
+        return {"_raw": value}

@@ -30,11 +30,11 @@ from typing import Any
 
 import msgspec
 
-from .._codec import decode, decode_object
+from .._codec import decode_object
 from ..contracts import ToolCall
 from ..sse import SseEvent
 from ._text import TextParts
-from .base import Derived, StreamResult, Terminal
+from .base import Derived, StreamResult, Terminal, token_count, tool_arguments
 
 __all__ = [
     "NAME",
@@ -692,29 +692,12 @@ def new_stream_state() -> StreamState:
 # --- record derivation ------------------------------------------------------------------
 
 
-def _count(value: object) -> int | None:
-    """A token count, or None when it is not a non-negative integer."""
-    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
-        return value
-    return None
-
-
 def _get(obj: object, *keys: str) -> object:
     for key in keys:
         if not isinstance(obj, dict):
             return None
         obj = obj.get(key)
     return obj
-
-
-def _arguments(value: object) -> Any:
-    """Parsed JSON arguments; `{"_raw": text}` when the text is not valid JSON (as Gym does)."""
-    if not isinstance(value, str):
-        return value
-    try:
-        return decode(value)
-    except (msgspec.DecodeError, RecursionError):
-        return {"_raw": value}
 
 
 def _nonempty(value: object) -> str | None:
@@ -736,14 +719,14 @@ def derive(request: dict[str, Any] | None, response: dict[str, Any] | None) -> D
 def _derive(request: dict[str, Any] | None, response: dict[str, Any] | None) -> Derived:
     resp = response if isinstance(response, dict) else {}
     usage = resp.get("usage")
-    tokens_in = _count(_get(usage, "prompt_tokens"))
-    tokens_out = _count(_get(usage, "completion_tokens"))
-    total = _count(_get(usage, "total_tokens"))
+    tokens_in = token_count(_get(usage, "prompt_tokens"))
+    tokens_out = token_count(_get(usage, "completion_tokens"))
+    total = token_count(_get(usage, "total_tokens"))
     if total is None and tokens_in is not None and tokens_out is not None:
         total = tokens_in + tokens_out
-    cached = _count(_get(usage, "prompt_tokens_details", "cached_tokens"))
+    cached = token_count(_get(usage, "prompt_tokens_details", "cached_tokens"))
     if cached is None:
-        cached = _count(_get(usage, "prompt_cache_hit_tokens"))  # DeepSeek
+        cached = token_count(_get(usage, "prompt_cache_hit_tokens"))  # DeepSeek
     choices = resp.get("choices")
     first = choices[0] if isinstance(choices, list) and choices and isinstance(choices[0], dict) else {}
     message = first.get("message")
@@ -759,13 +742,13 @@ def _derive(request: dict[str, Any] | None, response: dict[str, Any] | None) -> 
             ToolCall(
                 call_id=_nonempty(call.get("id")),
                 name=_nonempty(function.get("name")),
-                arguments=_arguments(function.get("arguments")),
+                arguments=tool_arguments(function.get("arguments")),
             )
         )
     legacy = message.get("function_call")
     if isinstance(legacy, dict):
         tool_calls.append(
-            ToolCall(call_id=None, name=_nonempty(legacy.get("name")), arguments=_arguments(legacy.get("arguments")))
+            ToolCall(call_id=None, name=_nonempty(legacy.get("name")), arguments=tool_arguments(legacy.get("arguments")))
         )
     return Derived(
         response_id=_nonempty(resp.get("id")),
@@ -774,7 +757,7 @@ def _derive(request: dict[str, Any] | None, response: dict[str, Any] | None) -> 
         finish_reason=_nonempty(first.get("finish_reason")),
         tokens_in=tokens_in,
         tokens_out=tokens_out,
-        tokens_reasoning=_count(_get(usage, "completion_tokens_details", "reasoning_tokens")),
+        tokens_reasoning=token_count(_get(usage, "completion_tokens_details", "reasoning_tokens")),
         tokens_total=total,
         cached_tokens=cached,
         cache_hit=None if cached is None else cached > 0,

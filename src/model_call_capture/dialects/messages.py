@@ -49,7 +49,7 @@ from .._codec import decode, decode_object, raw_text
 from ..contracts import ToolCall
 from ..sse import SseEvent
 from ._text import TextParts
-from .base import Derived, StreamResult, Terminal
+from .base import Derived, StreamResult, Terminal, token_count
 
 __all__ = [
     "KNOWN_BLOCK_TYPES",
@@ -959,11 +959,6 @@ def new_stream_state() -> StreamState:
 # --- derivation -------------------------------------------------------------------------
 
 
-def _count(value: Any) -> int | None:
-    """A token count, or None when it is not a non-negative integer (bools are not counts)."""
-    return value if type(value) is int and value >= 0 else None
-
-
 def derive(request: dict[str, Any] | None, response: dict[str, Any] | None) -> Derived:
     """Derive record facts from a request and a Messages response; never raises.
 
@@ -1013,10 +1008,10 @@ def derive(request: dict[str, Any] | None, response: dict[str, Any] | None) -> D
 
 
 def _derive_usage(derived: Derived, usage: dict[str, Any]) -> None:
-    plain = _count(usage.get("input_tokens"))
+    plain = token_count(usage.get("input_tokens"))
     cached = usage.get("cache_read_input_tokens")
     created = usage.get("cache_creation_input_tokens")
-    read_count, create_count = _count(cached), _count(created)
+    read_count, create_count = token_count(cached), token_count(created)
     derived.cached_tokens = read_count
     derived.cache_creation_tokens = create_count
     if read_count is not None:
@@ -1025,6 +1020,6 @@ def _derive_usage(derived: Derived, usage: dict[str, Any]) -> None:
     cache_known = (cached is None or read_count is not None) and (created is None or create_count is not None)
     if plain is not None and cache_known:
         derived.tokens_in = plain + (read_count or 0) + (create_count or 0)
-    derived.tokens_out = _count(usage.get("output_tokens"))
+    derived.tokens_out = token_count(usage.get("output_tokens"))
     if derived.tokens_in is not None and derived.tokens_out is not None:
         derived.tokens_total = derived.tokens_in + derived.tokens_out

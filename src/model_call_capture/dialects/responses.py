@@ -24,7 +24,7 @@ from .. import _codec
 from ..contracts import ToolCall
 from ..sse import SseEvent
 from ._text import TextParts
-from .base import Derived, StreamResult, Terminal
+from .base import Derived, StreamResult, Terminal, token_count, tool_arguments
 
 __all__ = [
     "EVENT_TYPES",
@@ -1231,27 +1231,12 @@ def new_stream_state() -> StreamState:
 # ------------------------------------------------------------------------- derivation
 
 
-def _count(value: Any) -> int | None:
-    """A token count, or None when it is not a non-negative integer."""
-    return value if type(value) is int and value >= 0 else None
-
-
 def _dict(value: Any) -> _Any:
     return value if isinstance(value, dict) else {}
 
 
 def _str(value: Any) -> str | None:
     return value if isinstance(value, str) else None
-
-
-def _arguments(text: Any) -> Any:
-    """Parsed JSON arguments; `{"_raw": text}` when the text is not valid JSON."""
-    if not isinstance(text, str):
-        return text
-    try:
-        return _codec.decode(text)
-    except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
-        return {"_raw": text}
 
 
 def derive(request: dict[str, Any] | None, response: dict[str, Any] | None) -> Derived:
@@ -1265,12 +1250,12 @@ def derive(request: dict[str, Any] | None, response: dict[str, Any] | None) -> D
     """
     resp = _dict(response)
     usage = _dict(resp.get("usage"))
-    tokens_in = _count(usage.get("input_tokens"))
-    tokens_out = _count(usage.get("output_tokens"))
-    tokens_total = _count(usage.get("total_tokens"))
+    tokens_in = token_count(usage.get("input_tokens"))
+    tokens_out = token_count(usage.get("output_tokens"))
+    tokens_total = token_count(usage.get("total_tokens"))
     if tokens_total is None and tokens_in is not None and tokens_out is not None:
         tokens_total = tokens_in + tokens_out
-    cached = _count(_dict(usage.get("input_tokens_details")).get("cached_tokens"))
+    cached = token_count(_dict(usage.get("input_tokens_details")).get("cached_tokens"))
     tool_calls: list[ToolCall] = []
     reasoning: list[str] = []
     output = resp.get("output")
@@ -1281,7 +1266,7 @@ def derive(request: dict[str, Any] | None, response: dict[str, Any] | None) -> D
         if kind == "function_call" or kind == "custom_tool_call":
             raw = item.get("arguments") if kind == "function_call" else item.get("input")
             tool_calls.append(
-                ToolCall(call_id=_str(item.get("call_id")), name=_str(item.get("name")), arguments=_arguments(raw))
+                ToolCall(call_id=_str(item.get("call_id")), name=_str(item.get("name")), arguments=tool_arguments(raw))
             )
         elif kind == "reasoning":
             for container in ("summary", "content"):
@@ -1297,7 +1282,7 @@ def derive(request: dict[str, Any] | None, response: dict[str, Any] | None) -> D
         finish_reason=_str(_dict(resp.get("incomplete_details")).get("reason")),
         tokens_in=tokens_in,
         tokens_out=tokens_out,
-        tokens_reasoning=_count(_dict(usage.get("output_tokens_details")).get("reasoning_tokens")),
+        tokens_reasoning=token_count(_dict(usage.get("output_tokens_details")).get("reasoning_tokens")),
         tokens_total=tokens_total,
         cached_tokens=cached,
         cache_hit=None if cached is None else cached > 0,
