@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import stat
@@ -209,14 +210,28 @@ def test_a_directory_in_place_of_the_capture_file_is_an_oserror(tmp_path: Path) 
 
 
 def test_an_unwritable_directory_raises_oserror(tmp_path: Path) -> None:
-    if os.geteuid() == 0:
-        pytest.skip("root ignores directory permissions")
-    tmp_path.chmod(0o500)
+    target = tmp_path / "captures"
+    target.mkdir()
+    if os.geteuid() != 0:
+        target.chmod(0o500)
+        try:
+            with pytest.raises(PermissionError):
+                CaptureStore(target).append("r", _line("x"))
+        finally:
+            target.chmod(0o700)
+        return
+    # Root ignores permission bits, so make the directory unwritable for real: a read-only
+    # bind mount of it onto itself.
+    mounted = subprocess.run(["mount", "--bind", str(target), str(target)], capture_output=True)
+    if mounted.returncode != 0:
+        pytest.skip(f"root without mount rights: {mounted.stderr.decode().strip()}")
     try:
-        with pytest.raises(PermissionError):
-            CaptureStore(tmp_path).append("r", _line("x"))
+        subprocess.run(["mount", "-o", "remount,ro,bind", str(target)], check=True, capture_output=True)
+        with pytest.raises(OSError) as raised:
+            CaptureStore(target).append("r", _line("x"))
+        assert raised.value.errno == errno.EROFS
     finally:
-        tmp_path.chmod(0o700)
+        subprocess.run(["umount", str(target)], check=True)
 
 
 def test_a_failed_fsync_fails_the_append(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
