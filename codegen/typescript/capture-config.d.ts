@@ -1,0 +1,25 @@
+// Generated from schemas/v1/capture-config.schema.json by `python codegen/generate.py`; do not edit by hand.
+/**
+ * Top-level run settings that turn capture on.
+ *
+ * Unknown keys are accepted, as this is a slice of a larger global config.
+ */
+export interface CaptureConfig {
+  /**
+   * Turn model-call capture on for every model server in the run.
+   */
+  observability_enabled?: boolean;
+  /**
+   * Absolute directory of the capture files; required when capture is on.
+   */
+  model_call_capture_dir?: string | null;
+  /**
+   * Per-call cap on captured request and response bytes; past it the payload is cut.
+   */
+  capture_max_bytes?: number;
+  /**
+   * When to keep a stream's raw SSE body in `response_raw`.
+   */
+  capture_stream_raw?: "always" | "on_failure" | "never";
+  [k: string]: unknown;
+}

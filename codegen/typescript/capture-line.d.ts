@@ -1,0 +1,104 @@
+// Generated from schemas/v1/capture-line.schema.json by `python codegen/generate.py`; do not edit by hand.
+/**
+ * The API dialect of a call: OpenAI Responses (`/v1/responses`), OpenAI Chat Completions (`/v1/chat/completions`), Anthropic Messages (`/v1/messages`).
+ *
+ * This interface was referenced by `CaptureLine`'s JSON-Schema
+ * via the `definition` "Dialect".
+ */
+export type Dialect = "responses" | "chat" | "messages";
+
+/**
+ * One raw line of `<rollout_id>.capture.jsonl`, as the capture middleware writes it.
+ *
+ * Compatible with the lines NeMo Gym writes: every field is optional on read, and
+ * unknown fields are accepted (and ignored). On write the eleven core fields are always
+ * present (null when unknown), as in Gym's lines; the `UNSET` ones only when set.
+ */
+export interface CaptureLine {
+  /**
+   * `model-call-capture/1`; absent on lines written by NeMo Gym, which are v1 too.
+   */
+  format?: "model-call-capture/1";
+  /**
+   * Unique, server-generated id of the call.
+   */
+  model_call_id?: string | null;
+  /**
+   * The API dialect of the call.
+   */
+  dialect?: Dialect | null;
+  /**
+   * Which model server recorded the call.
+   */
+  model_ref?: ModelRef | null;
+  /**
+   * UTC Unix seconds, taken immediately before invoking the downstream app.
+   */
+  started_at?: number | null;
+  /**
+   * UTC Unix seconds, taken when the downstream app returned or raised.
+   */
+  completed_at?: number | null;
+  /**
+   * Monotonic duration of the call in milliseconds.
+   */
+  latency_ms?: number | null;
+  /**
+   * Milliseconds to the first response body byte that is not an SSE comment.
+   */
+  latency_ttft_ms?: number | null;
+  /**
+   * HTTP status the app sent, or the one its exception carried.
+   */
+  status_code?: number | null;
+  /**
+   * Why the call failed, null when it did not.
+   */
+  error_category?: string | null;
+  /**
+   * The request body as a JSON object; null when it was malformed or not an object.
+   */
+  request?: {
+    [k: string]: unknown;
+  } | null;
+  /**
+   * The response body, or the response reassembled from a stream; null when unknown.
+   */
+  response?: {
+    [k: string]: unknown;
+  } | null;
+  /**
+   * The request body as text, written when it was not a JSON object.
+   */
+  request_raw?: string | null;
+  /**
+   * The response body as text, written when it could not be parsed or was a stream.
+   */
+  response_raw?: string | null;
+  /**
+   * True when the per-call byte cap cut the captured payload (the client got it all).
+   */
+  capture_cut?: boolean;
+  /**
+   * True when the response was a Server-Sent Events stream.
+   */
+  stream?: boolean;
+  [k: string]: unknown;
+}
+/**
+ * Which model server recorded a call.
+ *
+ * This interface was referenced by `CaptureLine`'s JSON-Schema
+ * via the `definition` "ModelRef".
+ */
+export interface ModelRef {
+  /**
+   * The kind of server instance, `responses_api_models` for a Gym model server.
+   */
+  type: string;
+  /**
+   * The configured name of the server instance.
+   */
+  name: string;
+  [k: string]: unknown;
+}

@@ -1,0 +1,169 @@
+// Generated from schemas/v1/model-call-record.schema.json by `python codegen/generate.py`; do not edit by hand.
+/**
+ * The API dialect of a call: OpenAI Responses (`/v1/responses`), OpenAI Chat Completions (`/v1/chat/completions`), Anthropic Messages (`/v1/messages`).
+ *
+ * This interface was referenced by `ModelCallRecord`'s JSON-Schema
+ * via the `definition` "Dialect".
+ */
+export type Dialect = "responses" | "chat" | "messages";
+
+/**
+ * A typed record derived from one capture line, for training and evaluation.
+ */
+export interface ModelCallRecord {
+  /**
+   * Unique, server-generated id of the call.
+   */
+  model_call_id: string | null;
+  /**
+   * The provider's response id (`resp_...`, `chatcmpl-...`, `msg_...`).
+   */
+  response_id: string | null;
+  /**
+   * The line's durable append position in its rollout file (0-based).
+   */
+  call_index: number;
+  /**
+   * Which model server recorded the call.
+   */
+  model_ref: ModelRef | null;
+  /**
+   * The model named by the response, else by the request.
+   */
+  model: string | null;
+  /**
+   * The API dialect of the call.
+   */
+  dialect: Dialect | null;
+  /**
+   * HTTP status of the call.
+   */
+  status_code: number | null;
+  /**
+   * Responses API `status` (`completed`, `incomplete`, `failed`); null elsewhere.
+   */
+  response_status: string | null;
+  /**
+   * Why generation stopped (`stop`, `length`, `tool_calls`, `end_turn`, ...).
+   */
+  finish_reason: string | null;
+  /**
+   * UTC Unix seconds, immediately before invoking the downstream app.
+   */
+  started_at: number | null;
+  /**
+   * UTC Unix seconds, when the downstream app returned or raised.
+   */
+  completed_at: number | null;
+  /**
+   * Input tokens, cache reads and writes included.
+   */
+  tokens_in: number | null;
+  /**
+   * Output tokens, reasoning included.
+   */
+  tokens_out: number | null;
+  /**
+   * Reasoning tokens; null where the provider does not report them.
+   */
+  tokens_reasoning: number | null;
+  /**
+   * Total tokens as reported, else tokens_in + tokens_out.
+   */
+  tokens_total: number | null;
+  /**
+   * Input tokens served from the prompt cache.
+   */
+  cached_tokens: number | null;
+  /**
+   * Whether any input token came from the prompt cache.
+   */
+  cache_hit: boolean | null;
+  /**
+   * Input tokens written to the prompt cache (Anthropic).
+   */
+  cache_creation_tokens: number | null;
+  /**
+   * Tool calls the model asked for, in order.
+   */
+  tool_calls: ToolCall[];
+  /**
+   * Reasoning text or summaries the response carried.
+   */
+  reasoning_content: string | null;
+  /**
+   * Why the call failed, null when it did not.
+   */
+  error_category: string | null;
+  /**
+   * Monotonic duration of the call in milliseconds.
+   */
+  latency_total_ms: number | null;
+  /**
+   * Milliseconds to the first response byte that is not an SSE comment.
+   */
+  latency_ttft_ms: number | null;
+  /**
+   * The request body; null when it was malformed or not an object; absent in attached calls.
+   */
+  request?: {
+    [k: string]: unknown;
+  } | null;
+  /**
+   * The response body or the reassembled stream; absent in attached calls.
+   */
+  response?: {
+    [k: string]: unknown;
+  } | null;
+  /**
+   * The raw request text when it was not a JSON object; absent in attached calls.
+   */
+  request_raw?: string | null;
+  /**
+   * The raw response text when it could not be parsed or was a stream; absent in attached calls.
+   */
+  response_raw?: string | null;
+  /**
+   * True when the per-call byte cap cut the captured payload.
+   */
+  capture_cut?: boolean;
+  [k: string]: unknown;
+}
+/**
+ * Which model server recorded a call.
+ *
+ * This interface was referenced by `ModelCallRecord`'s JSON-Schema
+ * via the `definition` "ModelRef".
+ */
+export interface ModelRef {
+  /**
+   * The kind of server instance, `responses_api_models` for a Gym model server.
+   */
+  type: string;
+  /**
+   * The configured name of the server instance.
+   */
+  name: string;
+  [k: string]: unknown;
+}
+/**
+ * One tool call the model asked for.
+ *
+ * This interface was referenced by `ModelCallRecord`'s JSON-Schema
+ * via the `definition` "ToolCall".
+ */
+export interface ToolCall {
+  /**
+   * The provider's id for the call (`call_...`, `toolu_...`), null when absent.
+   */
+  call_id: string | null;
+  /**
+   * The tool's name, null when absent.
+   */
+  name: string | null;
+  /**
+   * Parsed JSON arguments; `{"_raw": text}` when the text was not valid JSON.
+   */
+  arguments: unknown;
+  [k: string]: unknown;
+}
