@@ -34,7 +34,7 @@ from syrupy.extensions.json import JSONSnapshotExtension
 from model_call_capture.contracts import ToolCall
 from model_call_capture.dialects import responses as R
 from model_call_capture.dialects.base import Derived
-from model_call_capture.reassembly import StreamReassembler, StreamResult
+from model_call_capture.reassembly import StreamReassembler, StreamResult, reassemble_stream
 from model_call_capture.sse import SseEvent
 
 from conftest import CORPUS, GYM_REFERENCE, REPO
@@ -999,3 +999,15 @@ def test_derive_bad_counts_are_null_and_nothing_is_double_counted() -> None:
 )
 def test_derive_never_raises_on_odd_input(request_body: Any, response: Any) -> None:
     assert R.derive(request_body, response) == Derived()
+
+
+def test_a_cut_shell_call_keeps_its_commands_in_index_order_whatever_order_they_arrived_in() -> None:
+    body = (
+        b'data: {"type":"response.output_item.added","output_index":0,"item":{"type":"shell_call","action":{}}}\n\n'
+        b'data: {"type":"response.shell_call_command.delta","output_index":0,"command_index":1,"delta":"pwd"}\n\n'
+        b'data: {"type":"response.shell_call_command.delta","output_index":0,"command_index":0,"delta":"ls"}\n\n'
+        b'data: {"type":"response.shell_call_command.delta","output_index":0,"command_index":7,"delta":"id"}\n\n'
+    )
+    response = reassemble_stream("responses", body)
+    assert response is not None
+    assert response["output"] == [{"type": "shell_call", "action": {"commands": ["ls", "pwd", "id"]}}]

@@ -909,6 +909,21 @@ def _index(value: Any) -> int | None:
     return value if type(value) is int and value >= 0 else None
 
 
+def _place(existing: Any, index: int, value: Any) -> list[Any]:
+    """`existing` (a list, else empty) with `value` at position `index`.
+
+    Positions come from the stream and may be absurd (`content_index: 10**9`), so a
+    position past the end appends instead of padding: memory stays proportional to what
+    arrived, and the order of the parts is kept.
+    """
+    items = list(existing) if isinstance(existing, list) else []
+    if index < len(items):
+        items[index] = value
+    else:
+        items.append(value)
+    return items
+
+
 class _ItemState:
     """One output item being rebuilt: the item as last announced plus what deltas added."""
 
@@ -928,6 +943,7 @@ class _ItemState:
             return self.item
         out = dict(self.item)
         parts = {key: dict(part) for key, part in self.parts.items()}
+        commands: dict[int, str] = {}
         for (where, field, index), fragments in self.texts.items():
             text = fragments.value()
             if where == "content" or where == "summary":
@@ -938,14 +954,15 @@ class _ItemState:
                 operation = out.get("operation")
                 out["operation"] = {**(operation if isinstance(operation, dict) else {}), field: text}
             else:  # a shell command
-                action = out.get("action")
-                action = dict(action) if isinstance(action, dict) else {}
-                commands = action.get("commands")
-                commands = list(commands) if isinstance(commands, list) else []
-                commands.extend([""] * (index + 1 - len(commands)))
                 commands[index] = text
-                action["commands"] = commands
-                out["action"] = action
+        if commands:
+            action = out.get("action")
+            action = dict(action) if isinstance(action, dict) else {}
+            listed = action.get("commands")
+            for index in sorted(commands):
+                listed = _place(listed, index, commands[index])
+            action["commands"] = listed
+            out["action"] = action
         for content_index, added in self.annotations.items():
             if ("content", content_index) in self.final_parts:
                 continue
@@ -959,11 +976,10 @@ class _ItemState:
             indexes = sorted(index for kind, index in parts if kind == container)
             if not indexes:
                 continue
-            base = out.get(container)
-            merged: list[Any] = list(base) if isinstance(base, list) else []
+            merged = out.get(container)
             for index in indexes:
-                merged.extend([None] * (index + 1 - len(merged)))
-                merged[index] = parts[(container, index)]
+                merged = _place(merged, index, parts[(container, index)])
+            assert isinstance(merged, list)
             out[container] = [part for part in merged if part is not None]
         return out
 

@@ -1,0 +1,373 @@
+"""Disk and permission faults while the middleware serves on a real uvicorn server.
+
+Real where the machine allows it (the suite runs as root in CI): a full disk is a 64 KB
+tmpfs mounted by the test, a read-only directory is a read-only bind mount, a removed
+directory is removed. When a mount is refused the real variant is skipped with the reason.
+EIO cannot be produced for real here (no device-mapper), so EIO during write and fsync,
+and ENOSPC mid-write, are injected at the store's `os.write` / `os.fsync` calls: the store
+module sees a stand-in `os` whose `write`/`fsync` fail; every other call is the real one.
+"""
+
+from __future__ import annotations
+
+import errno
+import logging
+import os
+import shutil
+import subprocess
+import types
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from model_call_capture import store as store_module
+from model_call_capture.collection import build_model_call_capture
+from model_call_capture.contracts import CaptureLine
+from model_call_capture.store import CaptureStore
+
+from .apps import CHAT_REPLY, AckingStore, capturing, mounted, reply_app
+from .conftest import Figure
+
+CHAT = "/v1/chat/completions"
+FAILED = "model-call capture failed for rollout"
+
+
+def _body(i: int, size: int = 6000) -> bytes:
+    return b'{"model":"m","messages":[{"role":"user","content":"' + b"q" * size + b'"}],"n":%d}' % i
+
+
+def _failures_logged(caplog: pytest.LogCaptureFixture) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for record in caplog.records:
+        message = record.getMessage()
+        if message.startswith(FAILED):
+            rollout = message[len(FAILED) :].split("'")[1]
+            counts[rollout] = counts.get(rollout, 0) + 1
+    return counts
+
+
+def _call(client: httpx.Client, url: str, rollout: str, i: int) -> None:
+    response = client.post(f"{url}/ng-rollout/{rollout}{CHAT}", content=_body(i))
+    # The model call succeeds whatever happened to its capture, byte for byte.
+    assert (response.status_code, response.content) == (200, CHAT_REPLY)
+
+
+def _on_disk(store: AckingStore, rollout: str) -> tuple[set[str | None], int]:
+    lines, damaged = store.read_available(rollout)
+    return {line.model_call_id for _, line in lines}, damaged
+
+
+def test_a_full_disk_for_real(tmp_path: Path, caplog: pytest.LogCaptureFixture, figures: list[Figure]) -> None:
+    with mounted("tmpfs", tmp_path / "tiny", "size=64k") as refused:
+        if refused:
+            pytest.skip(f"cannot mount a tmpfs here ({refused}); the injected ENOSPC test covers it")
+        directory = tmp_path / "tiny" / "captures"
+        store = AckingStore(directory)
+        calls = 30
+        with caplog.at_level(logging.ERROR), capturing(reply_app(), directory, store=store) as server:
+            with httpx.Client(timeout=30) as client:
+                for i in range(calls):
+                    _call(client, server.url, "disk-full", i)
+        acked = {call_id for _, call_id in store.acked}
+        on_disk, damaged = _on_disk(store, "disk-full")
+        assert 0 < len(acked) < calls  # the disk filled up part way
+        assert acked <= on_disk
+        assert damaged <= 1  # at most the one line the full disk cut
+        assert _failures_logged(caplog) == {"disk-full": 1}  # once, not once per failed call
+        assert store.is_incomplete("disk-full")  # an empty marker needs no data block
+        codes = [g.code for g in build_model_call_capture("disk-full", directory).gaps or []]
+        assert "model_call_capture_incomplete" in codes
+    figures.append(
+        Figure(
+            "disk full (ENOSPC) while serving",
+            "real: 64 KB tmpfs mounted by the test, 6 KB requests",
+            calls,
+            len(on_disk),
+            len(acked - on_disk),
+            f"every call answered byte for byte; one error log; rollout marked incomplete; "
+            f"{calls - len(on_disk)} calls not captured",
+        )
+    )
+
+
+class _FaultyOs(types.SimpleNamespace):
+    """The store's view of `os`: real, except `write`/`fsync` fail while armed."""
+
+    def __init__(self, write_errno: int | None, fsync_errno: int | None) -> None:
+        super().__init__()
+        self.write_errno = write_errno
+        self.fsync_errno = fsync_errno
+        self.armed = False
+        self.partial = 0
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(os, name)
+
+    def write(self, fd: int, data: Any) -> int:
+        if self.armed and self.write_errno is not None:
+            if len(data) > 1 and not self.partial_pending:
+                # Like a real full disk: the first write is short, the retry fails.
+                self.partial_pending = True
+                self.partial += 1
+                return os.write(fd, bytes(data[: len(data) // 2]))
+            self.partial_pending = False
+            raise OSError(self.write_errno, os.strerror(self.write_errno))
+        return os.write(fd, data)
+
+    partial_pending = False
+
+    def fsync(self, fd: int) -> None:
+        if self.armed and self.fsync_errno is not None:
+            raise OSError(self.fsync_errno, os.strerror(self.fsync_errno))
+        os.fsync(fd)
+
+
+@pytest.mark.parametrize(
+    ("fault", "write_errno", "fsync_errno"),
+    [
+        ("disk full (ENOSPC) during write", errno.ENOSPC, None),
+        ("I/O error (EIO) during write", errno.EIO, None),
+        ("I/O error (EIO) during fsync", None, errno.EIO),
+    ],
+)
+def test_write_and_fsync_errors_while_serving(
+    fault: str,
+    write_errno: int | None,
+    fsync_errno: int | None,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+    figures: list[Figure],
+) -> None:
+    faulty = _FaultyOs(write_errno, fsync_errno)
+    monkeypatch.setattr(store_module, "os", faulty)
+    store = AckingStore(tmp_path)
+    rollouts = ["ra", "rb", "rc"]
+    calls = 0
+    with caplog.at_level(logging.ERROR), capturing(reply_app(), tmp_path, store=store) as server:
+        with httpx.Client(timeout=30) as client:
+            for phase in ("before", "during", "after"):
+                faulty.armed = phase == "during"
+                for i in range(4):
+                    for rollout in rollouts:
+                        _call(client, server.url, rollout, calls)
+                        calls += 1
+    acked: dict[str, set[str | None]] = {r: set() for r in rollouts}
+    for rollout, call_id in store.acked:
+        acked[rollout].add(call_id)
+    captured = lost = 0
+    for rollout in rollouts:
+        on_disk, damaged = _on_disk(store, rollout)
+        assert acked[rollout] <= on_disk
+        assert len(acked[rollout]) == 8  # the calls before and after the fault
+        assert damaged <= 4  # only lines cut by the fault; every line after it is readable
+        assert store.is_incomplete(rollout)
+        captured += len(on_disk)
+        lost += len(acked[rollout] - on_disk)
+    assert _failures_logged(caplog) == dict.fromkeys(rollouts, 1)
+    figures.append(
+        Figure(
+            fault,
+            "injected at the store's os.write / os.fsync (no device-mapper here); "
+            + ("first write short, retry fails" if write_errno else "the line is written, fsync fails"),
+            calls,
+            captured,
+            lost,
+            "every call answered byte for byte; one error log per rollout; rollouts marked incomplete; "
+            "captures resume when the fault clears, on a fresh line",
+        )
+    )
+
+
+def test_capture_directory_removed_while_serving(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, figures: list[Figure]
+) -> None:
+    directory = tmp_path / "captures"
+    store = AckingStore(directory)
+    with caplog.at_level(logging.ERROR), capturing(reply_app(), directory, store=store) as server:
+        with httpx.Client(timeout=30) as client:
+            for i in range(5):
+                _call(client, server.url, "gone", i)
+            shutil.rmtree(directory)
+            for i in range(5, 10):
+                _call(client, server.url, "gone", i)
+    on_disk, damaged = _on_disk(store, "gone")
+    # The store recreates the directory on the next append; what was removed is gone.
+    assert on_disk == {call_id for _, call_id in store.acked[5:]}
+    assert (damaged, len(store.acked)) == (0, 10)
+    assert _failures_logged(caplog) == {}
+    figures.append(
+        Figure(
+            "capture directory removed while serving",
+            "real: shutil.rmtree between calls",
+            10,
+            len(on_disk),
+            0,
+            "nothing: the directory is recreated on the next append and later calls are captured "
+            "(the removed lines are gone with the directory)",
+        )
+    )
+
+
+def test_capture_directory_made_read_only_while_serving(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, figures: list[Figure]
+) -> None:
+    directory = tmp_path / "captures"
+    directory.mkdir()
+    store = AckingStore(directory)
+    how = "real: read-only bind mount of the directory on itself (root ignores permission bits)"
+    with caplog.at_level(logging.ERROR), capturing(reply_app(), directory, store=store) as server:
+        with httpx.Client(timeout=30) as client:
+            for i in range(4):
+                _call(client, server.url, "ro", i)
+            before = directory.joinpath("ro.capture.jsonl").read_bytes()
+            with mounted("bind-ro", directory) as refused:
+                if refused:
+                    how = f"injected: os.open raises EROFS ({refused})"
+                    real_open = os.open
+
+                    def read_only_open(path: Any, flags: int, *args: Any, **kwargs: Any) -> int:
+                        if flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT):
+                            raise OSError(errno.EROFS, "Read-only file system", str(path))
+                        return real_open(path, flags, *args, **kwargs)
+
+                    monkeypatch.setattr(store_module, "os", types.SimpleNamespace(**{**vars(os), "open": read_only_open}))
+                for i in range(4, 8):
+                    _call(client, server.url, "ro", i)
+                monkeypatch.undo()
+            for i in range(8, 12):
+                _call(client, server.url, "ro", i)
+    on_disk, damaged = _on_disk(store, "ro")
+    acked = {call_id for _, call_id in store.acked}
+    assert len(acked) == 8 and acked <= on_disk and damaged == 0
+    # Nothing already captured was damaged: the file still starts with the same bytes.
+    assert directory.joinpath("ro.capture.jsonl").read_bytes().startswith(before)
+    assert _failures_logged(caplog) == {"ro": 1}
+    messages = [r.getMessage() for r in caplog.records]
+    # The marker cannot be written on a read-only directory: that is said once too.
+    assert sum("could not mark rollout 'ro' incomplete" in m for m in messages) == 1
+    figures.append(
+        Figure(
+            "capture directory made read-only while serving",
+            how,
+            12,
+            len(on_disk),
+            len(acked - on_disk),
+            "every call answered byte for byte; one error log and one 'could not mark incomplete' log; "
+            "4 calls not captured; captures resume when writable",
+        )
+    )
+
+
+def test_a_line_cut_by_a_full_disk_is_isolated_once_space_returns(tmp_path: Path) -> None:
+    with mounted("tmpfs", tmp_path / "tiny", "size=16k") as refused:
+        if refused:
+            pytest.skip(f"cannot mount a tmpfs here ({refused})")
+        store = AckingStore(tmp_path / "tiny")
+        filler = tmp_path / "tiny" / "filler"
+        filler.write_bytes(b"f" * 8192)
+        store.append("r", CaptureLine(model_call_id="small"))
+        with pytest.raises(OSError) as info:
+            store.append("r", CaptureLine(model_call_id="big", request={"pad": "x" * 20_000}))
+        assert info.value.errno == errno.ENOSPC
+        filler.unlink()
+        store.append("r", CaptureLine(model_call_id="after"))
+        lines, damaged = store.read_available("r")
+        assert [line.model_call_id for _, line in lines] == ["small", "after"]
+        assert damaged == 1  # the cut line, on its own line
+
+
+def _run(*command: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(command, capture_output=True, text=True, timeout=60)
+
+
+@contextmanager
+def _failing_disk(tmp_path: Path) -> Iterator[tuple[Path, str]]:
+    """An ext4 filesystem whose device fails its writes with a real EIO once it is full:
+    yields (mount point, loop device); everything is unmounted and detached afterwards.
+
+    The filesystem (32 MB) lives on a loop device backed by a sparse image on a 3 MB tmpfs:
+    when the tmpfs is full, the loop device fails the block writes, and ext4 reports EIO at
+    `fsync` (and then aborts its journal, as on a dying disk). Skips when the machine does
+    not allow the mounts.
+    """
+    missing = [tool for tool in ("mount", "losetup", "blockdev", "mkfs.ext4", "e2fsck") if not shutil.which(tool)]
+    if missing:
+        pytest.skip(f"needs {', '.join(missing)}")
+    outer, inner, again = tmp_path / "backing", tmp_path / "disk", tmp_path / "again"
+    for directory in (outer, inner, again):
+        directory.mkdir()
+    if _run("mount", "-t", "tmpfs", "-o", "size=3m", "tmpfs", str(outer)).returncode != 0:
+        pytest.skip("cannot mount a tmpfs here")
+    loops: list[str] = []
+    try:
+        image = outer / "disk.img"
+        with open(image, "wb") as f:
+            f.truncate(32 << 20)
+        made = _run("mkfs.ext4", "-q", "-F", str(image))
+        attached = _run("losetup", "-f", "--show", str(image))
+        if made.returncode != 0 or attached.returncode != 0:
+            pytest.skip(f"cannot build a loop device here: {made.stderr or attached.stderr}")
+        loops.append(attached.stdout.strip())
+        _run("blockdev", "--setrw", loops[0])
+        mounted = _run("mount", loops[0], str(inner))
+        if mounted.returncode != 0:
+            pytest.skip(f"cannot mount the loop device: {mounted.stderr}")
+        yield inner, loops[0]
+    finally:
+        for mount_point in (again, inner):
+            _run("umount", str(mount_point))
+        for loop in loops:
+            _run("losetup", "-d", loop)
+        for extra in _run("losetup", "-j", str(outer / "disk.img")).stdout.splitlines():
+            _run("losetup", "-d", extra.split(":")[0])
+        _run("umount", "-l", str(outer))
+
+
+def _reread_after_repair(tmp_path: Path, loop: str) -> CaptureStore:
+    """Unmount the failed filesystem, give the backing tmpfs room, repair the image as an
+    operator would, and mount it again read-only to read what really reached the device."""
+    outer, inner, again = tmp_path / "backing", tmp_path / "disk", tmp_path / "again"
+    assert _run("umount", str(inner)).returncode == 0
+    assert _run("losetup", "-d", loop).returncode == 0
+    assert _run("mount", "-o", "remount,size=64m", str(outer)).returncode == 0
+    assert _run("e2fsck", "-fy", str(outer / "disk.img")).returncode in (0, 1, 2)
+    assert _run("mount", "-o", "ro,loop", str(outer / "disk.img"), str(again)).returncode == 0
+    return CaptureStore(again / "captures")
+
+
+def test_a_real_eio_from_the_device_at_fsync(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, figures: list[Figure]
+) -> None:
+    calls = 40
+    with _failing_disk(tmp_path) as (disk, loop):
+        directory = disk / "captures"
+        store = AckingStore(directory)
+        with caplog.at_level(logging.ERROR), capturing(reply_app(), directory, store=store) as server:
+            with httpx.Client(timeout=30) as client:
+                for i in range(calls):
+                    response = client.post(f"{server.url}/ng-rollout/eio{CHAT}", content=_body(i, 200_000))
+                    assert (response.status_code, response.content) == (200, CHAT_REPLY)
+        acked = {call_id for _, call_id in store.acked}
+        assert 0 < len(acked) < calls
+        logged = [r.getMessage() for r in caplog.records if r.getMessage().startswith(FAILED)]
+        assert len(logged) == 1 and "Errno 5" in logged[0]  # a real EIO, said once
+        lines, damaged = _reread_after_repair(tmp_path, loop).read_available("eio")
+        on_disk = {line.model_call_id for _, line in lines}
+        assert acked <= on_disk  # every acknowledged line survived the failing device
+    figures.append(
+        Figure(
+            "I/O error (EIO) from the device at fsync",
+            "real: ext4 on a loop device whose backing file runs out of room (the block writes fail)",
+            calls,
+            len(on_disk),
+            len(acked - on_disk),
+            f"every call answered byte for byte; one error log; {calls - len(acked)} calls not captured "
+            f"(ext4 then turns read-only, so the marker cannot be written: logged once); after e2fsck every "
+            f"acknowledged line is on the device ({damaged} damaged lines)",
+        )
+    )
