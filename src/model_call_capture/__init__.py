@@ -45,7 +45,13 @@ from .records import (
     read_available_model_call_records,
     read_model_call_records,
 )
-from .store import CaptureStore, DamagedLineError, InvalidRolloutIdError, UnsupportedFormatError
+from .redaction import Redactor
+from .store import (
+    CaptureStore,
+    DamagedLineError,
+    InvalidRolloutIdError,
+    UnsupportedFormatError,
+)
 
 __version__ = "0.1.0"
 
@@ -64,6 +70,7 @@ __all__ = [
     "ModelCallRecord",
     "ModelRef",
     "ObservationGap",
+    "Redactor",
     "RolloutCorrelation",
     "StreamReassembler",
     "ToolCall",
