@@ -13,6 +13,7 @@ discards it.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 __all__ = ["SseDecoder", "SseEvent"]
@@ -32,6 +33,45 @@ class SseEvent:
     """The last event id seen so far in the stream, if any."""
     retry: int | None = None
     """The `retry:` reconnection time in ms carried by this event, if any."""
+
+
+_new = object.__new__
+_set_data = vars(SseEvent)["data"].__set__
+_set_event = vars(SseEvent)["event"].__set__
+_set_id = vars(SseEvent)["id"].__set__
+_set_retry = vars(SseEvent)["retry"].__set__
+
+
+def _event(data: bytes, event: str, id: str | None, retry: int | None) -> SseEvent:
+    # The frozen dataclass __init__ goes through object.__setattr__ per field (a fifth of
+    # the decoder's time); setting the slots directly builds the same immutable event.
+    e: SseEvent = _new(SseEvent)
+    _set_data(e, data)
+    _set_event(e, event)
+    _set_id(e, id)
+    _set_retry(e, retry)
+    return e
+
+
+_ONE_EVENT = re.compile(rb"(?:event: ?([^\n]*)\n)?data: ?([^\n]*)\n\n")
+"""One whole event in the shape model servers send (used between events, LF only)."""
+
+_EVENT_NAMES = {
+    name.encode(): name
+    for name in (
+        "message_start", "content_block_start", "content_block_delta", "content_block_stop",
+        "message_delta", "message_stop", "ping", "error",
+        "response.created", "response.in_progress", "response.queued", "response.completed",
+        "response.incomplete", "response.failed", "response.output_item.added",
+        "response.output_item.done", "response.content_part.added", "response.content_part.done",
+        "response.output_text.delta", "response.output_text.done",
+        "response.function_call_arguments.delta", "response.function_call_arguments.done",
+        "response.reasoning_summary_part.added", "response.reasoning_summary_part.done",
+        "response.reasoning_summary_text.delta", "response.reasoning_summary_text.done",
+        "response.reasoning_text.delta", "response.reasoning_text.done",
+    )
+}
+"""Event names of the three dialects, decoded once: a name comes with nearly every event."""
 
 
 class SseDecoder:
@@ -64,14 +104,15 @@ class SseDecoder:
 
     def feed(self, chunk: bytes | bytearray | memoryview) -> list[SseEvent]:
         """Decode one transport chunk; returns the events it completed, in order."""
-        data = bytes(chunk)
+        data = chunk if type(chunk) is bytes else bytes(chunk)
         if not data:
             return []
         if self._skip_lf:
             self._skip_lf = False
             if data[:1] == b"\n":
                 data = data[1:]
-        if self._started and b"\n" not in data and b"\r" not in data:
+        has_cr = b"\r" in data
+        if self._started and not has_cr and b"\n" not in data:
             # No line ends here: carry the bytes over without re-scanning what is held.
             self._pending += data
             return []
@@ -79,6 +120,21 @@ class SseDecoder:
             self._pending += data
             data = bytes(self._pending)
             self._pending.clear()
+            has_cr = b"\r" in data
+        if not has_cr and self._started and not self._data and not self._event and self._retry is None:
+            # The usual chunk: exactly one whole event (an optional `event:` line, one
+            # `data:` line, a blank line) and nothing held from before. One anchored match
+            # over this chunk only; any other shape takes the general path below.
+            match = _ONE_EVENT.fullmatch(data)
+            if match is not None:
+                self.content_seen = True
+                raw_name, payload = match.groups()
+                if raw_name is None:
+                    return [_event(payload, "", self._last_id, None)]
+                name = _EVENT_NAMES.get(raw_name)
+                if name is None:
+                    name = raw_name.decode("utf-8", "replace")
+                return [_event(payload, name, self._last_id, None)]
         if not self._started:
             if len(data) < 3 and _BOM.startswith(data):
                 self._pending += data
@@ -86,17 +142,34 @@ class SseDecoder:
             self._started = True
             if data.startswith(_BOM):
                 data = data[3:]
-        lines = data.splitlines()
-        if lines and not data.endswith((b"\n", b"\r")):
-            self._pending += lines.pop()
-        # A CR at the very end of the chunk may be the first half of a CRLF. (Not a CR that
-        # ends the last complete line when an incomplete line follows it in this chunk.)
-        self._skip_lf = data.endswith(b"\r")
+        if not has_cr:
+            # LF line ends (the usual case): one split, no CR bookkeeping.
+            lines = data.split(b"\n")
+            tail = lines.pop()
+            if tail:
+                self._pending += tail
+        else:
+            lines = data.splitlines()
+            if lines and not data.endswith((b"\n", b"\r")):
+                self._pending += lines.pop()
+            # A CR at the very end of the chunk may be the first half of a CRLF. (Not a CR
+            # that ends the last complete line when an incomplete line follows it.)
+            self._skip_lf = data.endswith(b"\r")
         # From here a long event's bytes are held once in its line, plus once in its data.
         del data
+        # Blank, `data: ` and comment lines are nearly every line of a model stream: they
+        # are handled inline; other fields go through `_line`.
         events: list[SseEvent] = []
         for line in lines:
-            self._line(line, events)
+            if not line:
+                self._dispatch(events)
+            elif line.startswith(b"data: "):
+                self.content_seen = True
+                self._data.append(line[6:])
+            elif line[0] == 0x3A:  # ":" starts a comment
+                self.comments += 1
+            else:
+                self._line(line, events)
         return events
 
     def finish(self) -> list[SseEvent]:
@@ -130,7 +203,8 @@ class SseDecoder:
         if name == b"data":
             self._data.append(value)
         elif name == b"event":
-            self._event = value.decode("utf-8", "replace")
+            known = _EVENT_NAMES.get(value)
+            self._event = known if known is not None else value.decode("utf-8", "replace")
         elif name == b"id":
             if b"\0" not in value:
                 self._last_id = value.decode("utf-8", "replace")
@@ -144,7 +218,7 @@ class SseDecoder:
             self._retry = None
             return
         data = self._data[0] if len(self._data) == 1 else b"\n".join(self._data)
-        events.append(SseEvent(data, self._event, self._last_id, self._retry))
+        events.append(_event(data, self._event, self._last_id, self._retry))
         self._data = []
         self._event = ""
         self._retry = None

@@ -377,6 +377,9 @@ _CONCAT = frozenset(
 _CHUNK_SKIP = frozenset({"id", "object", "created", "model", "choices", "usage", "error", "obfuscation"})
 """Chunk fields merged by hand (or per-chunk padding that means nothing once joined)."""
 
+_CHOICE_KNOWN = frozenset({"index", "delta", "finish_reason", "logprobs"})
+"""Choice fields handled by hand; any other is merged into the choice as it comes."""
+
 _MAX_DROPPED = 32
 
 
@@ -463,9 +466,8 @@ class _Choice:
                     self.logprobs[key].extend(value)
                 else:
                     self.logprobs.setdefault(key, value)
-        extra = {k: v for k, v in choice.items() if k not in ("index", "delta", "finish_reason", "logprobs")}
-        if extra:
-            _merge(self.extra, extra)
+        if not _CHOICE_KNOWN.issuperset(choice):  # checked in C; built only when there are others
+            _merge(self.extra, {k: v for k, v in choice.items() if k not in _CHOICE_KNOWN})
 
     def _feed_delta(self, delta: dict[str, Any], dropped: list[str]) -> None:
         for key, value in delta.items():
@@ -603,7 +605,7 @@ class StreamState:
 
     def _feed(self, event: SseEvent) -> None:
         data = event.data
-        if data.strip() == b"[DONE]":
+        if data == b"[DONE]" or (len(data) < 64 and data.strip() == b"[DONE]"):
             if self._terminal is None:
                 self._terminal = "complete"
             return
@@ -651,9 +653,8 @@ class StreamState:
         usage = chunk.get("usage")
         if isinstance(usage, dict):
             self._usage = usage
-        extra = {k: v for k, v in chunk.items() if k not in _CHUNK_SKIP}
-        if extra:
-            _merge(self._extra, extra)
+        if not _CHUNK_SKIP.issuperset(chunk):  # checked in C; built only when there are others
+            _merge(self._extra, {k: v for k, v in chunk.items() if k not in _CHUNK_SKIP})
         self._seen = True
 
     def result(self) -> StreamResult:

@@ -1134,6 +1134,9 @@ class StreamState:
             self._envelope = response
             return
         self._final = response
+        if isinstance(response.get("output"), list):
+            # The final response carries every item: the rebuilt ones would be a second copy.
+            self._items.clear()
         if self._terminal is None:
             self._terminal = terminal  # type: ignore[assignment]
 
@@ -1156,7 +1159,10 @@ class StreamState:
                 state = self._items[index] = _ItemState(item)
             state.item = item
             state.done = True
-            state.texts.clear()  # the done item carries the whole text; keep it once, not twice
+            # The done item carries the whole text and every part; keep it once, not twice.
+            state.texts.clear()
+            state.parts.clear()
+            state.annotations.clear()
 
     def _item_for(self, index: int, item_type: str, item_id: Any, kind: str) -> _ItemState | None:
         state = self._items.get(index)
