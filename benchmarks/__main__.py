@@ -1,0 +1,67 @@
+"""`python -m benchmarks [--quick] [--only 1,2,...]`: run the benchmarks, print the table."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+import warnings
+from collections.abc import Callable
+
+from . import appends, memory, middleware, reassembly, records
+from ._common import Row, format_table, not_ready
+
+SECTIONS: dict[str, tuple[str, Callable[[bool], list[Row]]]] = {
+    "1": ("reassembly vs SDK accumulators", reassembly.run),
+    "2": ("reading records vs json.loads + pydantic", records.run),
+    "3": ("durable appends", appends.run),
+    "4": ("middleware on uvicorn", middleware.run),
+    "5": ("memory of a big stream", memory.run),
+}
+
+
+def machine() -> str:
+    """One line describing where the run happened."""
+    capture_dir = os.environ.get("MCC_BENCH_DIR") or tempfile.gettempdir()
+    try:
+        fs = subprocess.run(["df", "-T", capture_dir], capture_output=True, text=True, check=False).stdout.splitlines()[-1].split()
+        disk = f"{fs[0]} ({fs[1]})"
+    except Exception:  # df missing: not worth failing the run
+        disk = "unknown"
+    return (
+        f"nproc {os.cpu_count()}, {platform.machine()}, Python {platform.python_version()}, "
+        f"{platform.system()} {platform.release()}; capture dir {capture_dir} on {disk}"
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the selected sections and print a markdown table of ratios."""
+    parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="small sizes and few rounds (CI smoke run)")
+    parser.add_argument("--only", default=",".join(SECTIONS), help="comma-separated sections (default: all)")
+    args = parser.parse_args(argv)
+    # The SDKs' pydantic models warn while building some recorded events; not our concern here.
+    warnings.simplefilter("ignore")
+    rows: list[Row] = []
+    started = time.perf_counter()
+    for key in args.only.split(","):
+        title, run = SECTIONS[key.strip()]
+        print(f"running {key}: {title} ...", file=sys.stderr, flush=True)
+        try:
+            rows.extend(run(args.quick))
+        except Exception as exc:  # one broken section must not hide the others
+            traceback.print_exc()
+            rows.append(not_ready(key, title, "see issue 8", f"{type(exc).__name__}: {exc}"))
+    print(f"machine: {machine()}")
+    print(f"command: python -m benchmarks{' --quick' if args.quick else ''}; {time.perf_counter() - started:.0f} s\n")
+    print(format_table(rows))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

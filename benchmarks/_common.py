@@ -1,0 +1,85 @@
+"""Shared pieces: result rows, interleaved timing, the markdown table."""
+
+from __future__ import annotations
+
+import gc
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+__all__ = ["Row", "format_table", "interleaved", "not_ready"]
+
+
+@dataclass
+class Row:
+    """One line of the results table."""
+
+    target_id: str
+    """Which target of issue 8 the row belongs to (`1`, `2`, `3a`, ...)."""
+    what: str
+    ours: str
+    baseline: str
+    ratio: str
+    target: str
+    met: bool | None
+    """None when the row is informational or could not be measured."""
+    note: str = ""
+
+
+def not_ready(target_id: str, what: str, target: str, reason: str) -> Row:
+    """The row of a benchmark whose component is missing or broken."""
+    return Row(target_id, what, "n/a", "n/a", "n/a (not ready)", target, None, reason)
+
+
+def interleaved(
+    ours: Callable[[], object],
+    baseline: Callable[[], object],
+    *,
+    rounds: int,
+    stat: Callable[[list[float]], float] = min,
+    pause_gc: bool = True,
+) -> tuple[float, float]:
+    """Seconds per call of `ours` and `baseline`, timed alternately (ABAB...).
+
+    Alternating spreads the machine's noise over both sides; `min` (the default) is the
+    right statistic for CPU-bound work, where noise only ever adds time. Unless
+    `pause_gc` is false, the cyclic GC is paused while a call is timed, as `timeit` does,
+    so one side does not pay for garbage the other left behind.
+    """
+    a: list[float] = []
+    b: list[float] = []
+    ours()
+    baseline()  # warm caches and lazy imports on both sides
+    gc.collect()
+    for i in range(rounds):
+        for fn, out in ((ours, a), (baseline, b)) if i % 2 == 0 else ((baseline, b), (ours, a)):
+            if pause_gc:
+                gc.disable()
+            try:
+                t = time.perf_counter()
+                fn()
+                out.append(time.perf_counter() - t)
+            finally:
+                gc.enable()
+    return stat(a), stat(b)
+
+
+def median(values: list[float]) -> float:
+    """The median (re-exported for the benchmarks that time I/O)."""
+    return statistics.median(values)
+
+
+def verdict(met: bool | None) -> str:
+    """`met`, `NOT met`, or `n/a`."""
+    return "n/a" if met is None else ("met" if met else "**NOT met**")
+
+
+def format_table(rows: list[Row]) -> str:
+    """The rows as a GitHub markdown table."""
+    head = "| # | measure | ours | baseline | ratio | target | verdict | note |\n|---|---|---|---|---|---|---|---|"
+    lines = [head]
+    for r in rows:
+        cells = [r.target_id, r.what, r.ours, r.baseline, r.ratio, r.target, verdict(r.met), r.note]
+        lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+    return "\n".join(lines)

@@ -1,0 +1,46 @@
+"""A uvicorn server for the middleware benchmark, run in its own process.
+
+    python -m benchmarks._server on|off <capture_dir>
+
+Serves the scripted model server (`model_call_capture.demo.model_server`) behind
+`CaptureMiddleware`, with capture on or off, on 127.0.0.1 and a free port, which it
+prints on stdout once listening. It stops when stdin closes (the parent is gone).
+"""
+
+from __future__ import annotations
+
+import socket
+import sys
+import threading
+
+import uvicorn
+
+from model_call_capture.contracts import CaptureConfig
+from model_call_capture.demo.model_server import create_app
+from model_call_capture.middleware import CaptureMiddleware
+
+
+def main() -> None:
+    """Serve until stdin closes."""
+    mode, capture_dir = sys.argv[1], sys.argv[2]
+    config = CaptureConfig(observability_enabled=mode == "on", model_call_capture_dir=capture_dir)
+    app = CaptureMiddleware(create_app(), config=config, model_server_name="bench_model")
+    # proto IPPROTO_TCP: asyncio sets TCP_NODELAY on accepted sockets only when the
+    # listening socket says TCP (with proto 0, keep-alive replies wait 40 ms on delayed ACKs).
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    server = uvicorn.Server(uvicorn.Config(app, lifespan="off", ws="none", log_level="warning", access_log=False, backlog=256))
+
+    def watch_stdin() -> None:
+        sys.stdin.read()
+        server.should_exit = True
+
+    threading.Thread(target=watch_stdin, daemon=True).start()
+    sock.listen(256)  # connections queue until the server accepts them
+    print(sock.getsockname()[1], flush=True)
+    server.run(sockets=[sock])
+
+
+if __name__ == "__main__":
+    main()

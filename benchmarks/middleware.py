@@ -1,0 +1,200 @@
+"""Target 4: the capture middleware on a real uvicorn server, capture on against capture off.
+
+Two servers run side by side in their own processes (`benchmarks._server`): the scripted
+model server behind `CaptureMiddleware` with `observability_enabled` true and false (off
+still strips the rollout prefix, so both serve the same URLs). A lean raw-socket HTTP/1.1
+client alternates between them request by request, so both see the same machine.
+
+- added p50 latency of a JSON call: p50(on) - p50(off), against one fsync (median of raw
+  durable appends measured in the same run, on the capture directory's filesystem) + 0.3 ms;
+- added time to first body byte of a stream: p50(on) - p50(off), against 0.1 ms;
+- requests/s with 32 concurrent streaming clients (each its own rollout), on / off >= 0.8.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from model_call_capture import _codec
+
+from ._common import Row, median, not_ready
+from .appends import _LINE, _raw_append
+
+__all__ = ["run"]
+
+_PATH = "/ng-rollout/{rollout}/v1/chat/completions"
+
+
+def _request(rollout: str, stream: bool, model: str = "demo-gpt") -> bytes:
+    body = _codec.encode({"model": model, "messages": [{"role": "user", "content": "Weather in Paris?"}], "stream": stream})
+    head = (
+        f"POST {_PATH.format(rollout=rollout)} HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n"
+        f"content-length: {len(body)}\r\n\r\n"
+    )
+    return head.encode() + body
+
+
+@contextmanager
+def _server(mode: str, capture_dir: str) -> Iterator[tuple[int, int]]:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "benchmarks._server", mode, capture_dir],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        cwd=Path(__file__).resolve().parents[1],
+    )
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        if not line:
+            raise RuntimeError(f"capture-{mode} server did not start")
+        yield int(line), proc.pid
+    finally:
+        assert proc.stdin is not None
+        proc.stdin.close()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+class _Conn:
+    """One keep-alive HTTP/1.1 connection; `call` returns (seconds to first body byte, total)."""
+
+    def __init__(self, port: int) -> None:
+        self.sock = socket.create_connection(("127.0.0.1", port))
+        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+    def call(self, request: bytes) -> tuple[float, float]:
+        t0 = time.perf_counter()
+        self.sock.sendall(request)
+        buf = b""
+        first = 0.0
+        head_end = -1
+        length: int | None = None
+        while True:
+            data = self.sock.recv(65536)
+            if not data:
+                raise ConnectionError("server closed the connection")
+            buf += data
+            if head_end < 0:
+                head_end = buf.find(b"\r\n\r\n")
+                if head_end < 0:
+                    continue
+                head = buf[:head_end].lower()
+                if not head.startswith(b"http/1.1 200"):
+                    raise RuntimeError(f"unexpected reply {buf[:200]!r}")
+                for line in head.split(b"\r\n"):
+                    if line.startswith(b"content-length:"):
+                        length = int(line.split(b":")[1])
+                head_end += 4
+            if not first and len(buf) > head_end:
+                first = time.perf_counter()
+            if length is not None and len(buf) - head_end >= length:
+                break
+            if length is None and buf.endswith(b"\r\n0\r\n\r\n"):
+                break
+        return first - t0, time.perf_counter() - t0
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+def _latencies(ports: dict[str, int], stream: bool, n: int, floor: Path) -> dict[str, list[tuple[float, float]]]:
+    """(first byte, total) seconds of `n` calls to each server, alternating; under "fsync",
+    the time of one raw durable append to `floor` after each pair (the same disk weather)."""
+    conns = {mode: _Conn(port) for mode, port in ports.items()}
+    out: dict[str, list[tuple[float, float]]] = {mode: [] for mode in ports}
+    out["fsync"] = []
+    try:
+        request = _request("bench-latency", stream)
+        for mode in ports:  # warm-up: create files, fill caches
+            for _ in range(5):
+                conns[mode].call(request)
+        for i in range(n):
+            order = ("on", "off") if i % 2 == 0 else ("off", "on")
+            for mode in order:
+                out[mode].append(conns[mode].call(request))
+            t = time.perf_counter()
+            _raw_append(floor, _LINE)
+            out["fsync"].append((0.0, time.perf_counter() - t))
+    finally:
+        for conn in conns.values():
+            conn.close()
+    return out
+
+
+async def _stream_client(port: int, rollout: str, stop: float, count: list[int], model: str) -> None:
+    reader, writer = await asyncio.open_connection("127.0.0.1", port, limit=1 << 24)
+    request = _request(rollout, True, model)
+    try:
+        while time.perf_counter() < stop:
+            writer.write(request)
+            head = await reader.readuntil(b"\r\n\r\n")
+            if not head.startswith(b"HTTP/1.1 200"):
+                raise RuntimeError(f"unexpected reply {head[:200]!r}")
+            await reader.readuntil(b"\r\n0\r\n\r\n")
+            count[0] += 1
+    finally:
+        writer.close()
+
+
+async def _throughput(port: int, clients: int, seconds: float, model: str = "demo-gpt") -> float:
+    count = [0]
+    t0 = time.perf_counter()
+    stop = t0 + seconds
+    await asyncio.gather(*(_stream_client(port, f"bench-rps-{i}", stop, count, model) for i in range(clients)))
+    return count[0] / (time.perf_counter() - t0)
+
+
+def run(quick: bool) -> list[Row]:
+    """Rows 4a (JSON latency), 4b (stream time to first byte), 4c (streaming requests/s)."""
+    targets = (("4a", "JSON call: added p50 latency", "<= 1 fsync + 0.3 ms"), ("4b", "stream: added p50 time to first byte", "<= 0.1 ms"), ("4c", "32 streaming clients: requests/s", ">= 0.8x"))
+    with tempfile.TemporaryDirectory(prefix="mcc-bench-mw-", dir=os.environ.get("MCC_BENCH_DIR")) as tmp:
+        try:
+            with _server("on", tmp) as (on, on_pid), _server("off", tmp) as (off, off_pid):
+                ports = {"on": on, "off": off}
+                pids = {"on": on_pid, "off": off_pid}
+                n = 40 if quick else 400
+                js = _latencies(ports, False, n, Path(tmp) / "floor.jsonl")
+                st = _latencies(ports, True, n, Path(tmp) / "floor.jsonl")
+                seconds = 0.5 if quick else 3.0
+                rps: dict[str, list[float]] = {"on": [], "off": []}
+                cpu: dict[str, list[float]] = {"on": [], "off": []}
+                for i in range(1 if quick else 3):
+                    for mode in (("on", "off") if i % 2 == 0 else ("off", "on")):
+                        c0, t0 = _cpu_seconds(pids[mode]), time.perf_counter()
+                        rate = asyncio.run(_throughput(ports[mode], 32, seconds))
+                        used = _cpu_seconds(pids[mode]) - c0
+                        rps[mode].append(rate)
+                        cpu[mode].append(used / (rate * (time.perf_counter() - t0)))
+        except Exception as exc:  # a component not ready: report it, do not crash the run
+            return [not_ready(t, w, g, f"{type(exc).__name__}: {exc}") for t, w, g in targets]
+    rows = []
+    on_ms, off_ms = median([t for _, t in js["on"]]) * 1000, median([t for _, t in js["off"]]) * 1000
+    budget = median([t for _, t in js["fsync"]]) * 1000 + 0.3
+    added = on_ms - off_ms
+    rows.append(Row("4a", targets[0][1], f"+{added:.2f} ms (p50 {on_ms:.2f} ms on)", f"{budget:.2f} ms budget (fsync p50 {budget - 0.3:.2f} + 0.3; p50 {off_ms:.2f} ms off)", f"{added / budget:.2f} of budget", targets[0][2], added <= budget, f"{n} calls each, alternating, each pair followed by one raw append (open+write+fsync+close of a {len(_LINE)} B line) timed for the budget"))
+    on_f, off_f = median([f for f, _ in st["on"]]) * 1000, median([f for f, _ in st["off"]]) * 1000
+    added_f = on_f - off_f
+    rows.append(Row("4b", targets[1][1], f"{added_f:+.3f} ms (p50 {on_f:.3f} ms on)", f"p50 {off_f:.3f} ms off", f"{on_f / off_f:.3f}x", targets[1][2], added_f <= 0.1, f"{n} streams each, alternating; whole stream p50 {median([t for _, t in st['on']]) * 1000:.2f} / {median([t for _, t in st['off']]) * 1000:.2f} ms on/off"))
+    r_on, r_off = median(rps["on"]), median(rps["off"])
+    rows.append(Row("4c", targets[2][1], f"{r_on:,.0f} req/s on", f"{r_off:,.0f} req/s off", f"{r_on / r_off:.2f}x", targets[2][2], r_on / r_off >= 0.8, f"{len(rps['on'])} x {seconds:g} s per side, alternating; uvicorn with h11 + asyncio (no httptools/uvloop installed)"))
+    c_on, c_off = median(cpu["on"]) * 1000, median(cpu["off"]) * 1000
+    rows.append(Row("4c'", "server CPU per streaming request", f"{c_on:.3f} ms on", f"{c_off:.3f} ms off", f"{c_on / c_off:.1f}x", "(info)", None, "utime+stime of the server process per request: the server is CPU-bound, so requests/s on/off is about the inverse of this ratio"))
+    return rows
+
+
+def _cpu_seconds(pid: int) -> float:
+    """utime + stime of a process so far, from /proc."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
