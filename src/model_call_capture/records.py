@@ -15,6 +15,7 @@ from typing import TypeVar
 
 import msgspec
 
+from . import _codec
 from .contracts import CaptureLine, ModelCallMetrics, ModelCallRecord
 from .dialects import DIALECTS, Derived
 from .store import CaptureStore
@@ -86,12 +87,8 @@ def read_model_call_records(store: CaptureStore, rollout_id: str) -> list[ModelC
     damaged; use `read_available_model_call_records` to skip and count such lines.
     A rollout without a capture file has no records.
     """
-    records: list[ModelCallRecord] = []
-    index = 0
-    for line in store.read(rollout_id):
-        records.append(build_model_call_record(line, index))
-        index += 1
-    return records
+    with _codec.bulk_decoding():
+        return [build_model_call_record(line, index) for index, line in enumerate(store.read(rollout_id))]
 
 
 def read_available_model_call_records(
@@ -101,8 +98,9 @@ def read_available_model_call_records(
 
     A damaged line keeps its position: the records after it keep their `call_index`.
     """
-    lines, damaged = store.read_available(rollout_id)
-    return [build_model_call_record(line, index) for index, line in lines], damaged
+    with _codec.bulk_decoding():
+        lines, damaged = store.read_available(rollout_id)
+        return [build_model_call_record(line, index) for index, line in lines], damaged
 
 
 def _sum(values: Iterable[_N | None]) -> _N | None:
