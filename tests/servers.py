@@ -52,7 +52,7 @@ def serve(app: Any, *, startup_timeout: float = 10.0, **config: Any) -> Iterator
         "timeout_graceful_shutdown": 2,
     }
     options.update(config)
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     # Accepted sockets inherit TCP_NODELAY from the listener. uvicorn does not set it on
     # sockets it is handed, and without it every reply written as headers + body waits
