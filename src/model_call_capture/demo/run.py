@@ -60,7 +60,7 @@ async def serving(app: Any) -> AsyncIterator[str]:
     """Serve `app` with uvicorn on a free port of 127.0.0.1 in this event loop; yields its URL."""
     import uvicorn
 
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
     config = uvicorn.Config(app, lifespan="off", ws="none", log_level="warning", access_log=False)
