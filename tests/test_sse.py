@@ -7,15 +7,15 @@ small whole-input oracle written here from the specification text.
 
 from __future__ import annotations
 
-import gc
 import re
-import tracemalloc
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from model_call_capture.sse import SseDecoder, SseEvent
+
+from memory_tools import traced_peak
 
 BOM = b"\xef\xbb\xbf"
 
@@ -216,22 +216,15 @@ def test_a_long_event_is_held_at_most_twice_while_it_is_decoded() -> None:
     # event's data, not the five copies that splitting, stripping and partitioning make.
     size = 8_000_000
     body = b"event: big\ndata: " + b"x" * size + b"\n\n"
-    gc.collect()
-    started = not tracemalloc.is_tracing()  # PYTHONTRACEMALLOC may have started it already
-    if started:
-        tracemalloc.start()
-    tracemalloc.reset_peak()
-    base = tracemalloc.get_traced_memory()[0]
-    try:
+    def decode_in_chunks() -> list[SseEvent]:
         decoder = SseDecoder()
         view = memoryview(body)
         events: list[SseEvent] = []
         for offset in range(0, len(body), 65536):
             events += decoder.feed(view[offset : offset + 65536])
-        peak = tracemalloc.get_traced_memory()[1] - base
-    finally:
-        if started:
-            tracemalloc.stop()
+        return events
+
+    events, peak = traced_peak(decode_in_chunks)
     assert events == [SseEvent(b"x" * size, "big")]
     assert peak < 2.2 * size
 

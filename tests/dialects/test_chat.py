@@ -11,9 +11,7 @@ finish reason of every choice. Where the SDK itself is wrong, the case is listed
 
 from __future__ import annotations
 
-import gc
 import json
-import tracemalloc
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +32,8 @@ from model_call_capture.dialects import chat, dialect_for_path, get_dialect
 from model_call_capture.dialects.base import Derived, StreamResult
 from model_call_capture.reassembly import StreamReassembler, reassemble_stream
 from model_call_capture.sse import SseEvent
+
+from memory_tools import reassemble_in_chunks, traced_peak
 
 from conftest import CORPUS, GYM_REFERENCE
 from schema_tools import SCHEMAS_DIR, reduce_schema_file, reduce_struct, schema_registry
@@ -651,22 +651,7 @@ def test_state_memory_grows_with_the_text_not_with_the_number_of_deltas() -> Non
     body = "".join(lines).encode()
     assert len(body) > 19_000_000
 
-    gc.collect()
-    started = not tracemalloc.is_tracing()  # PYTHONTRACEMALLOC may have started it already
-    if started:
-        tracemalloc.start()
-    tracemalloc.reset_peak()
-    base = tracemalloc.get_traced_memory()[0]
-    try:
-        reassembler = StreamReassembler("chat")
-        view = memoryview(body)
-        for offset in range(0, len(body), 65536):
-            reassembler.feed(view[offset : offset + 65536])
-        result = reassembler.finish()
-        peak = tracemalloc.get_traced_memory()[1] - base
-    finally:
-        if started:
-            tracemalloc.stop()
+    result, peak = traced_peak(lambda: reassemble_in_chunks("chat", body))
 
     assert result.response is not None
     message = result.response["choices"][0]["message"]

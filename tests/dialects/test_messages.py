@@ -8,10 +8,8 @@ Where the SDK is wrong, the expected value is spelled out from the wire format i
 
 from __future__ import annotations
 
-import gc
 import json
 import re
-import tracemalloc
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +19,8 @@ import jsonschema
 import msgspec
 import pytest
 from anthropic.lib.streaming._beta_messages import accumulate_event
+from memory_tools import reassemble_in_chunks, traced_peak
+
 from conftest import CORPUS
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -597,22 +597,7 @@ def test_state_memory_grows_with_the_text_not_with_the_number_of_deltas() -> Non
     body = "".join(lines).encode()
     assert len(body) > 19_000_000
 
-    gc.collect()
-    started = not tracemalloc.is_tracing()  # PYTHONTRACEMALLOC may have started it already
-    if started:
-        tracemalloc.start()
-    tracemalloc.reset_peak()
-    base = tracemalloc.get_traced_memory()[0]
-    try:
-        reassembler = StreamReassembler("messages")
-        view = memoryview(body)
-        for offset in range(0, len(body), 65536):
-            reassembler.feed(view[offset : offset + 65536])
-        result = reassembler.finish()
-        peak = tracemalloc.get_traced_memory()[1] - base
-    finally:
-        if started:
-            tracemalloc.stop()
+    result, peak = traced_peak(lambda: reassemble_in_chunks("messages", body))
 
     assert result.response is not None and result.terminal == "complete"
     thinking, text, tool = result.response["content"]

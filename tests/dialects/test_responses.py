@@ -11,12 +11,10 @@ References used as oracles, never the code under test:
 
 from __future__ import annotations
 
-import gc
 import hashlib
 import json
 import random
 import re
-import tracemalloc
 import warnings
 from pathlib import Path
 from typing import Any
@@ -36,6 +34,8 @@ from model_call_capture.dialects import responses as R
 from model_call_capture.dialects.base import Derived
 from model_call_capture.reassembly import StreamReassembler, StreamResult, reassemble_stream
 from model_call_capture.sse import SseEvent
+
+from memory_tools import traced_peak
 
 from conftest import CORPUS, GYM_REFERENCE, REPO
 from schema_tools import reduce_schema_file, reduce_struct
@@ -828,18 +828,7 @@ def test_state_memory_grows_with_the_text_not_with_the_number_of_deltas() -> Non
     body = "".join(lines).encode()
     assert len(body) > 19_000_000
 
-    gc.collect()
-    started = not tracemalloc.is_tracing()  # PYTHONTRACEMALLOC may have started it already
-    if started:
-        tracemalloc.start()
-    tracemalloc.reset_peak()
-    base = tracemalloc.get_traced_memory()[0]
-    try:
-        result = reassemble(body, chunk=65536)
-        peak = tracemalloc.get_traced_memory()[1] - base
-    finally:
-        if started:
-            tracemalloc.stop()
+    result, peak = traced_peak(lambda: reassemble(body, chunk=65536))
 
     assert result.response is not None and result.truncated
     reasoning, message, call = result.response["output"]
