@@ -337,13 +337,7 @@ class CaptureStore:
             os.close(fd)
 
     def _open_for_append(self, path: Path) -> int:
-        flags = os.O_RDWR | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC
-        try:
-            fd = os.open(path, flags)
-        except FileNotFoundError:
-            fd = self._create(path, flags)
-        except OSError as exc:
-            raise _explain_symlink(exc, path) from exc
+        fd = self._open_or_create(path, os.O_RDWR | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC)
         try:
             if not stat.S_ISREG(os.fstat(fd).st_mode):
                 raise OSError(errno.EINVAL, f"{path} is not a regular file")
@@ -351,6 +345,15 @@ class CaptureStore:
             os.close(fd)
             raise
         return fd
+
+    def _open_or_create(self, path: Path, flags: int) -> int:
+        """Open `path` (never through a symlink), creating it durably when it is missing."""
+        try:
+            return os.open(path, flags)
+        except FileNotFoundError:
+            return self._create(path, flags)
+        except OSError as exc:
+            raise _explain_symlink(exc, path) from exc
 
     def _create(self, path: Path, flags: int) -> int:
         """Create a file (and the directory), and make its directory entry durable too."""
@@ -372,15 +375,7 @@ class CaptureStore:
 
     def mark_incomplete(self, rollout_id: str) -> None:
         """Create the rollout's incomplete marker (a capture of this rollout failed)."""
-        path = self.incomplete_path(rollout_id)
-        flags = os.O_WRONLY | os.O_NOFOLLOW | os.O_CLOEXEC
-        try:
-            fd = os.open(path, flags)
-        except FileNotFoundError:
-            fd = self._create(path, flags)
-        except OSError as exc:
-            raise _explain_symlink(exc, path) from exc
-        os.close(fd)
+        os.close(self._open_or_create(self.incomplete_path(rollout_id), os.O_WRONLY | os.O_NOFOLLOW | os.O_CLOEXEC))
 
     def is_incomplete(self, rollout_id: str) -> bool:
         """True when the rollout's incomplete marker exists."""
