@@ -13,6 +13,7 @@ the session fixture runs `npm ci --prefix codegen` itself (CI does too).
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -37,7 +38,10 @@ def node_modules() -> Path:
     if not (folder / ".package-lock.json").is_file():
         npm = shutil.which("npm")
         if npm is None or shutil.which("node") is None:
-            pytest.fail("Node.js >= 20 and npm are needed: install them, then run `npm ci --prefix codegen`")
+            needed = "Node.js >= 20 and npm are needed for the TypeScript checks: install them, then run `npm ci --prefix codegen`"
+            if os.environ.get("CI"):
+                pytest.fail(needed)  # .ci/run installs them, so in CI their absence is a failure
+            pytest.skip(needed)
         done = subprocess.run(
             [npm, "ci", "--prefix", str(CODEGEN), "--no-audit", "--no-fund"], capture_output=True, text=True
         )
