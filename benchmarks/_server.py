@@ -1,10 +1,12 @@
 """A uvicorn server for the middleware benchmark, run in its own process.
 
-    python -m benchmarks._server on|off <capture_dir>
+    python -m benchmarks._server on|off|nodisk <capture_dir>
 
 Serves the scripted model server (`model_call_capture.demo.model_server`) behind
 `CaptureMiddleware`, with capture on or off, on 127.0.0.1 and a free port, which it
 prints on stdout once listening. It stops when stdin closes (the parent is gone).
+`nodisk` is capture on with a store that encodes each line and writes nothing: the
+difference to `on` is what the durable append costs (row 4c').
 """
 
 from __future__ import annotations
@@ -15,16 +17,28 @@ import threading
 
 import uvicorn
 
-from model_call_capture.contracts import CaptureConfig
+from model_call_capture import _codec
+from model_call_capture.contracts import CaptureConfig, CaptureLine
 from model_call_capture.demo.model_server import create_app
 from model_call_capture.middleware import CaptureMiddleware
+from model_call_capture.store import CaptureStore
+
+
+class _NoDiskStore(CaptureStore):
+    """A store that encodes each line as `append` does, and writes nothing."""
+
+    def append(self, rollout_id: str, line: CaptureLine | bytes) -> None:
+        """Encode the line only."""
+        if isinstance(line, CaptureLine):
+            _codec.encode_line(line)
 
 
 def main() -> None:
     """Serve until stdin closes."""
     mode, capture_dir = sys.argv[1], sys.argv[2]
-    config = CaptureConfig(observability_enabled=mode == "on", model_call_capture_dir=capture_dir)
-    app = CaptureMiddleware(create_app(), config=config, model_server_name="bench_model")
+    config = CaptureConfig(observability_enabled=mode != "off", model_call_capture_dir=capture_dir)
+    store = _NoDiskStore(capture_dir) if mode == "nodisk" else None
+    app = CaptureMiddleware(create_app(), config=config, model_server_name="bench_model", store=store)
     # proto IPPROTO_TCP: asyncio sets TCP_NODELAY on accepted sockets only when the
     # listening socket says TCP (with proto 0, keep-alive replies wait 40 ms on delayed ACKs).
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)

@@ -428,6 +428,139 @@ def test_the_end_of_a_response_reaches_the_client_only_after_its_line_is_on_disk
     assert json.loads(bytes(received)) if not stream else TERMINALS[dialect] in received
 
 
+class RawStreamClient:
+    """A plain-socket HTTP/1.1 client that reads a response in a thread as its bytes arrive."""
+
+    def __init__(self, server: RunningServer, path: str, body: bytes) -> None:
+        self.received = bytearray()
+        self.arrived = threading.Condition()
+        self.sock = socket.create_connection((server.host, server.port), timeout=20)
+        head = (
+            f"POST {path} HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n"
+            f"content-length: {len(body)}\r\nconnection: close\r\n\r\n"
+        )
+        self.sock.sendall(head.encode() + body)
+        self.thread = threading.Thread(target=self._read)
+        self.thread.start()
+
+    def _read(self) -> None:
+        while chunk := self.sock.recv(65536):
+            with self.arrived:
+                self.received += chunk
+                self.arrived.notify_all()
+
+    def wait_for(self, data: bytes, timeout: float = 10.0) -> bool:
+        with self.arrived:
+            return self.arrived.wait_for(lambda: data in self.received, timeout)
+
+    def close(self) -> bytes:
+        self.thread.join(20)
+        self.sock.close()
+        return bytes(self.received)
+
+
+def test_the_first_chunk_of_a_stream_reaches_the_client_before_capture_sees_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The real reassembler, wrapped (the only stand-in here) so that its first feed waits
+    # until the client has the first chunk: capturing before forwarding would stall it.
+    import model_call_capture.middleware as middleware
+
+    client_has_first_chunk = threading.Event()
+    first_feed_saw: list[bool] = []
+
+    class WatchedReassembler(middleware.StreamReassembler):
+        def feed(self, data: bytes | bytearray | memoryview) -> None:
+            if not first_feed_saw:
+                first_feed_saw.append(client_has_first_chunk.wait(5))
+            super().feed(data)
+
+    monkeypatch.setattr(middleware, "StreamReassembler", WatchedReassembler)
+    store = PausingStore(tmp_path)
+    rollout = new_rollout()
+    body = json.dumps(chat_body(stream=True)).encode()
+    with capturing(tmp_path, store=store) as server:
+        client = RawStreamClient(server, f"/ng-rollout/{rollout}/v1/chat/completions", body)
+        try:
+            assert client.wait_for(b'"role":"assistant"')  # the first chunk of the demo stream
+            client_has_first_chunk.set()
+            assert store.entered.wait(10)  # the append is blocked: the stream has reached its end
+            time.sleep(0.2)  # give a wrongly released end every chance to arrive
+            assert b"data: [DONE]" not in client.received
+        finally:
+            client_has_first_chunk.set()
+            store.release.set()
+        received = client.close()
+    assert first_feed_saw == [True]
+    assert received.endswith(b"\r\ne\r\ndata: [DONE]\n\n\r\n0\r\n\r\n")
+    assert only_line(tmp_path, rollout)["response"]["choices"][0]["message"]["content"] == ANSWER
+
+
+def sse_app(chunks: list[bytes]) -> Any:
+    """A raw ASGI app that streams `chunks` as they are, then closes the response."""
+
+    async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        while (await receive()).get("more_body"):
+            pass
+        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"text/event-stream")]})
+        for chunk in chunks:
+            await send({"type": "http.response.body", "body": chunk, "more_body": True})
+            await asyncio.sleep(0.01)  # one chunk per write: the client sees each as it goes
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+    return app
+
+
+# Streams whose terminal event is completed by a chunk that carries no marker of its own,
+# or only a marker that must be looked for with care. The last chunk must be held.
+HELD_LAST_CHUNK = {
+    "chat [DONE] split across chunks": (
+        "chat",
+        [b'data: {"id":"c1","choices":[{"index":0,"delta":{"content":"Hi"}}]}\n\n', b"data: [DO", b"NE]\n\n"],
+    ),
+    "chat error event completed by a bare blank line": (
+        "chat",
+        [b'data: {"id":"c1","choices":[{"index":0,"delta":{"content":"Hi"}}]}\n\n', b'event: error\ndata: {"message":"boom"}\n', b"\n"],
+    ),
+    "messages message_stop spelled with a JSON escape": (
+        "messages",
+        [
+            b'event: message_start\ndata: {"type":"message_start","message":{"id":"m1","type":"message","role":"assistant","content":[],"model":"x"}}\n\n',
+            b'event: stop\ndata: {"type":"message\\u005fstop"}\n\n',
+        ],
+    ),
+    "responses error event named in capitals": (
+        "responses",
+        [
+            b'event: response.created\ndata: {"type":"response.created","response":{"id":"r1","object":"response","output":[]}}\n\n',
+            b'event: ERROR\ndata: {"type":"ERR","message":"boom"}\n\n',
+        ],
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(HELD_LAST_CHUNK))
+def test_a_chunk_that_completes_the_terminal_event_without_a_marker_of_its_own_is_held(
+    case: str, tmp_path: Path
+) -> None:
+    dialect, chunks = HELD_LAST_CHUNK[case]
+    store = PausingStore(tmp_path)
+    rollout = new_rollout()
+    framed = [b"%x\r\n%s\r\n" % (len(chunk), chunk) for chunk in chunks]  # chunked transfer coding
+    with capturing(tmp_path, store=store, app=sse_app(chunks)) as server:
+        client = RawStreamClient(server, f"/ng-rollout/{rollout}{PATHS[dialect]}", b"{}")
+        try:
+            assert client.wait_for(framed[-2])  # everything before the last chunk went out at once
+            assert store.entered.wait(10)
+            time.sleep(0.2)  # give a wrongly released end every chance to arrive
+            assert bytes(client.received).endswith(b"".join(framed[:-1]))
+        finally:
+            store.release.set()
+        received = client.close()
+    assert received.endswith(b"".join(framed) + b"0\r\n\r\n")
+    assert only_line(tmp_path, rollout)["error_category"] in (None, "upstream_error")
+
+
 def test_json_final_message_waits_when_the_body_is_sent_in_pieces(tmp_path: Path) -> None:
     store = PausingStore(tmp_path)
     rollout = new_rollout()

@@ -59,6 +59,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import threading
 import time
 import uuid
@@ -218,23 +219,24 @@ class CaptureMiddleware:
     # -- writing (worker thread) -----------------------------------------------------
 
     async def _write(self, call: _Call) -> None:
-        """Build and append the call's line in a worker thread; never raises."""
-        loop = asyncio.get_running_loop()
-        try:
-            future = loop.run_in_executor(self._executor, self._write_blocking, call)
-        except RuntimeError:  # executor shut down (interpreter exit): write in place
-            self._write_blocking(call)
-            return
-        try:
-            # Shielded: if the request is cancelled while the line is being written, the
-            # write still completes in its thread.
-            await asyncio.shield(future)
-        except asyncio.CancelledError:
-            raise
-        except BaseException:  # _write_blocking never raises; belt and braces
-            logger.exception("model-call capture: unexpected error")
+        """Build and append the call's line in a worker thread; never raises.
 
-    def _write_blocking(self, call: _Call) -> None:
+        The thread resolves a plain loop future when it is done (cheaper than
+        `run_in_executor`'s chained futures). If the request is cancelled while the line is
+        being written, only the wait is cancelled: the write completes in its thread.
+        """
+        loop = asyncio.get_running_loop()
+        done = loop.create_future()
+        try:
+            self._executor.submit(self._write_blocking, call, loop, done)
+        except RuntimeError:  # executor shut down (interpreter exit): write in place
+            self._write_blocking(call, None, None)
+            return
+        await done
+
+    def _write_blocking(
+        self, call: _Call, loop: asyncio.AbstractEventLoop | None, done: asyncio.Future[None] | None
+    ) -> None:
         assert self.store is not None
         try:
             line = call.build_line()
@@ -243,6 +245,12 @@ class CaptureMiddleware:
             self.store.append(call.rollout_id, line)
         except Exception as exc:
             self._capture_failed(call.rollout_id, exc)
+        finally:
+            if loop is not None:
+                try:
+                    loop.call_soon_threadsafe(_resolve, done)
+                except RuntimeError:  # the loop is closed: nobody waits any more
+                    pass
 
     def _capture_failed(self, rollout_id: str, exc: Exception) -> None:
         assert self.store is not None
@@ -297,6 +305,11 @@ def install_model_call_capture(
         app.add_middleware(CaptureMiddleware, **options)
         return app
     return CaptureMiddleware(app, **options)
+
+
+def _resolve(done: asyncio.Future[None] | None) -> None:
+    if done is not None and not done.done():  # a cancelled wait is already done
+        done.set_result(None)
 
 
 # -- routing -------------------------------------------------------------------------
@@ -378,6 +391,9 @@ class _Call:
         "response_cut",
         "capture_failed",
         "held",
+        "scan",
+        "doubt",
+        "tail",
         "content_length",
         "wire_bytes",
         "disconnected",
@@ -411,6 +427,12 @@ class _Call:
         self.response_cut = False
         self.capture_failed = False
         self.held: list[Message] = []
+        self.scan = False
+        """True while a stream is captured from its plain SSE text (see `_on_chunk`)."""
+        self.doubt = False
+        """True while an open event may hold a terminal marker seen in an earlier chunk."""
+        self.tail: bytes | None = None
+        """The end of the previous chunk when it ended inside a line (a marker may straddle)."""
         self.content_length: int | None = None
         self.wire_bytes = 0
         self.disconnected = False
@@ -458,7 +480,10 @@ class _Call:
                 await send(message)
                 return
             try:
-                await self._on_send(message, send)
+                if self.scan and not self.held and message["type"] == "http.response.body":
+                    await self._on_chunk(message, send)
+                else:
+                    await self._on_send(message, send)
             except OSError:
                 # The server could not deliver a message: the client is gone.
                 if not self.finalized:
@@ -466,6 +491,63 @@ class _Call:
                 raise
 
         return capture_send
+
+    async def _on_chunk(self, message: Message, send: Send) -> None:
+        """A body message of a stream that is reassembled from its wire bytes (the hot path).
+
+        A chunk that cannot complete the terminal event goes out first and is reassembled
+        after: the client never waits on capture for it (the first byte of a stream
+        included). A chunk that may complete it is reassembled first, and held if it did.
+        """
+        body = message.get("body", b"")
+        self.wire_bytes += len(body)
+        if not message.get("more_body", False) or (
+            self.content_length is not None and self.wire_bytes >= self.content_length
+        ):
+            self._take(body)
+            await self._finalize(send)
+            await send(message)
+            return
+        if not body:
+            await send(message)
+            return
+        if self.doubt or self._may_end(body):
+            self._take(body)
+            if self._terminal_seen():
+                self.held.append(message)
+                return
+            # A marker seen in an event that is still open may be completed by a chunk
+            # without one: stay in doubt until the stream is between events again.
+            self.doubt = not body.endswith(b"\n\n")
+            self.tail = None
+            await send(message)
+            return
+        data = bytes(body)  # a copy of anything mutable, taken before it goes out
+        # The first token is timed as it passed, not after the send.
+        now = time.monotonic() if self.ttft_ms is None else None
+        try:
+            await send(message)
+        finally:  # also when the client is gone: the record keeps what was sent
+            self._feed(data, now)
+
+    def _may_end(self, body: bytes) -> bool:
+        """False only when `body` cannot complete the dialect's terminal event.
+
+        Looks for the dialect's terminal markers in `body` and, when the previous chunk
+        ended inside a line, across the boundary. An event whose marker was in an earlier
+        chunk is covered by `doubt` (set when a marker chunk left an event open).
+        """
+        may_end = _MAY_END[self.dialect]
+        if may_end(body):
+            return True
+        tail = self.tail
+        if tail is not None and may_end(tail + body[:_MARKER_MAX]):
+            return True
+        if body.endswith(b"\n"):
+            self.tail = None
+        else:
+            self.tail = (body if tail is None else tail + body)[-_MARKER_MAX:]
+        return False
 
     async def _on_send(self, message: Message, send: Send) -> None:
         kind = message["type"]
@@ -520,36 +602,42 @@ class _Call:
                 self.sse = True
                 self.reassembler = StreamReassembler(self.dialect)
                 self.raw = bytearray() if self.keep_raw != "never" else None
+                # Markers can be looked for only in the SSE text itself, not in encoded bytes.
+                self.scan = self.decoders == [] and not self.capture_failed
         except Exception as exc:
             self._broken(exc)
 
     def _take(self, body: bytes) -> None:
-        """Capture one response body chunk (wire bytes): decode, count, feed."""
-        if not body:
-            return
+        """Capture one response body chunk (wire bytes)."""
+        if body:
+            self._feed(bytes(body), None)
+
+    def _feed(self, data: bytes, now: float | None) -> None:
+        """Decode, count and feed response body bytes (`now`: when they passed, if known)."""
         if self.ttft_ms is None and (self.reassembler is None or self.capture_failed or self.response_cut):
-            self.ttft_ms = self._elapsed_ms()
+            self.ttft_ms = self._elapsed_ms(now)
         if self.response_cut or self.capture_failed:
             return
         try:
             room = self.cap - self.captured
-            data = bytes(body)
             for decoder in self.decoders or ():
                 data = decoder.decode(data, room + 1)
             if len(data) > room:
                 data = data[:room]
                 self.response_cut = True
+                self.scan = False
             self.captured += len(data)
             if self.reassembler is not None:
                 self.reassembler.feed(data)
                 if self.raw is not None:
                     self.raw += data
                 if self.ttft_ms is None and self.reassembler.content_seen:
-                    self.ttft_ms = self._elapsed_ms()
+                    self.ttft_ms = self._elapsed_ms(now)
             else:
                 self.body += data
         except Exception as exc:  # undecodable body, or a bug in a stream state
             self.capture_failed = True
+            self.scan = False
             if not isinstance(exc, _DecodeError):
                 self._broken(exc)
 
@@ -560,11 +648,12 @@ class _Call:
             self._broken(exc)
             return False
 
-    def _elapsed_ms(self) -> float:
-        return round((time.monotonic() - self.t0) * 1000.0, 3)
+    def _elapsed_ms(self, now: float | None = None) -> float:
+        return round(((time.monotonic() if now is None else now) - self.t0) * 1000.0, 3)
 
     def _broken(self, exc: Exception) -> None:
         self.capture_failed = True
+        self.scan = False
         self.mw._capture_broken(self, exc)
 
     # -- the end -------------------------------------------------------------------
@@ -728,6 +817,55 @@ _CONNECTION_ERRORS = frozenset(
         "ServerDisconnectedError",
     }
 )
+
+
+# -- terminal markers ----------------------------------------------------------------
+#
+# What can make each dialect's stream state terminal (dialects/<name>.py), spelled as it
+# must appear in the SSE text of the chunk that completes the event:
+# - chat: data `[DONE]`; an `error` event; a data object with an `error` member;
+# - responses: `response.completed|incomplete|failed`; an `error` event (its name compared
+#   case-insensitively); a data object of type `error` or with an `error` member;
+# - messages: `message_stop` or `error`, as the event name or the data's `type`.
+# A JSON string may spell a letter of these as `\u00XX`; any escape of an ASCII
+# character in 0x20-0x7f counts as a possible marker. A chunk without any of these
+# cannot complete a terminal event; one with them is reassembled before it goes out.
+# (Each check is a few C-level substring searches, not a regex over the chunk.)
+
+_ASCII_ESCAPE = re.compile(rb"\\u00[2-7]")
+_MARKER_MAX = len("response.incomplete")
+"""The longest marker: the overlap looked at across a chunk boundary."""
+
+
+def _escaped(chunk: bytes) -> bool:
+    return b"\\u00" in chunk and _ASCII_ESCAPE.search(chunk) is not None
+
+
+def _chat_may_end(chunk: bytes) -> bool:
+    return b"[DONE]" in chunk or b"error" in chunk or _escaped(chunk)
+
+
+def _responses_may_end(chunk: bytes) -> bool:
+    chunk = chunk.lower()
+    return (
+        b"error" in chunk
+        or b"response.completed" in chunk
+        or b"response.incomplete" in chunk
+        or b"response.failed" in chunk
+        or _escaped(chunk)
+    )
+
+
+def _messages_may_end(chunk: bytes) -> bool:
+    return b"message_stop" in chunk or b"error" in chunk or _escaped(chunk)
+
+
+_MAY_END: dict[str, Callable[[bytes], bool]] = {
+    "chat": _chat_may_end,
+    "responses": _responses_may_end,
+    "messages": _messages_may_end,
+}
+"""Per dialect: False only when a chunk cannot complete the stream's terminal event."""
 
 
 # -- content-encoding ----------------------------------------------------------------
