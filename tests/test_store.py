@@ -295,6 +295,119 @@ def test_concurrent_appends_share_fsyncs_and_each_returns_after_one_covering_it(
     assert len(covered) < threads_n, "concurrent appends should share fsyncs"
 
 
+class _HeldFsync:
+    """The real `os.fsync`, except that the first call waits until `release` is set."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self.entered = threading.Event()
+        self.release = threading.Event()
+        self.real = os.fsync
+
+    def __call__(self, fd: int) -> None:
+        self.calls += 1
+        if self.calls == 1:
+            self.entered.set()
+            assert self.release.wait(10)
+        self.real(fd)
+
+
+def _start_batch(store: CaptureStore, fsync: _HeldFsync, n: int) -> tuple[list[threading.Thread], dict[str, BaseException | None]]:
+    """One append held in its fsync, then `n` appends that queue behind it as one batch."""
+    outcome: dict[str, BaseException | None] = {}
+
+    def append(call_id: str) -> None:
+        try:
+            store.append("r", _line(call_id))
+            outcome[call_id] = None
+        except OSError as exc:
+            outcome[call_id] = exc
+
+    threads = [threading.Thread(target=append, args=("leader",))]
+    threads[0].start()
+    assert fsync.entered.wait(10)
+    threads += [threading.Thread(target=append, args=(f"f{i}",)) for i in range(n)]
+    for t in threads[1:]:
+        t.start()
+    group = store_module._groups[os.fspath(store.path("r"))]
+    for _ in range(1000):  # until every follower has joined the waiting batch
+        if group.pending is not None and len(group.pending.lines) == n:
+            break
+        threading.Event().wait(0.01)
+    assert group.pending is not None and len(group.pending.lines) == n
+    return threads, outcome
+
+
+def test_lines_appended_during_a_write_go_out_in_one_write_and_one_fsync(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = CaptureStore(tmp_path)
+    store.append("r", _line("first"))  # creates the file (and fsyncs the directory)
+    fsync = _HeldFsync()
+    writes: list[int] = []
+    real_writev = os.writev
+
+    def counted_writev(fd: int, buffers: list[bytes]) -> int:
+        writes.append(len(buffers))
+        return real_writev(fd, buffers)
+
+    monkeypatch.setattr(store_module.os, "fsync", fsync)
+    monkeypatch.setattr(store_module.os, "writev", counted_writev)
+    threads, outcome = _start_batch(store, fsync, 5)
+    fsync.release.set()
+    for t in threads:
+        t.join()
+
+    assert outcome == dict.fromkeys(["leader", "f0", "f1", "f2", "f3", "f4"])
+    assert fsync.calls == 2  # the leader's line, then the five queued lines together
+    assert writes == [5]
+    ids = [str(line.model_call_id) for line in store.read("r")]
+    assert ids[:2] == ["first", "leader"]
+    assert sorted(ids[2:]) == ["f0", "f1", "f2", "f3", "f4"]
+
+
+def test_a_write_cut_inside_a_batch_fails_only_the_lines_not_written_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # ENOSPC mid-batch cannot be timed on a real full disk: injected at the OS calls. The
+    # batch's writev writes two whole lines and part of the third; the retry of the rest
+    # fails, as on a disk that just filled up.
+    store = CaptureStore(tmp_path)
+    store.append("r", _line("first"))
+    fsync = _HeldFsync()
+    real_write = os.write
+
+    def short_writev(fd: int, buffers: list[bytes]) -> int:
+        return real_write(fd, b"".join(buffers[:2]) + bytes(buffers[2][:10]))
+
+    def full_write(fd: int, data: bytes) -> int:
+        if fsync.release.is_set():
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real_write(fd, data)
+
+    monkeypatch.setattr(store_module.os, "fsync", fsync)
+    monkeypatch.setattr(store_module.os, "writev", short_writev)
+    monkeypatch.setattr(store_module.os, "write", full_write)
+    threads, outcome = _start_batch(store, fsync, 4)
+    fsync.release.set()
+    for t in threads:
+        t.join()
+    monkeypatch.undo()
+
+    returned = {call_id for call_id, exc in outcome.items() if exc is None}
+    failed = {call_id: exc for call_id, exc in outcome.items() if exc is not None}
+    assert len(returned) == 3 and "leader" in returned  # the leader and two whole lines
+    assert len(failed) == 2
+    assert all(isinstance(exc, OSError) and exc.errno == errno.ENOSPC for exc in failed.values())
+    assert fsync.calls == 2  # the whole lines of the cut batch were still made durable
+    store.append("r", _line("after"))
+    lines, damaged = store.read_available("r")
+    assert [line.model_call_id for _, line in lines][:2] == ["first", "leader"]
+    assert {line.model_call_id for _, line in lines[2:4]} == returned - {"leader"}
+    assert lines[-1][1].model_call_id == "after"
+    assert len(lines) == 5 and damaged == 1  # the cut line, alone on its line
+
+
 def test_group_state_is_released_after_appends(tmp_path: Path) -> None:
     store = CaptureStore(tmp_path)
     for i in range(3):

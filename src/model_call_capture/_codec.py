@@ -47,12 +47,16 @@ def encode(value: Any) -> bytes:
     return _encoder.encode(value)
 
 
-def encode_line(value: Any) -> bytes:
-    """Encode a value as one JSONL line, newline included."""
+def encode_line(value: Any) -> bytearray:
+    """Encode a value as one JSONL line, newline included.
+
+    The encoder's own buffer is returned, not a `bytes` copy of it: a line can be as big as
+    a whole reassembled response, and a copy would double its peak memory.
+    """
     buf = bytearray()
     _encoder.encode_into(value, buf)
     buf += b"\n"
-    return bytes(buf)
+    return buf
 
 
 def raw_text(data: bytes | bytearray | memoryview) -> str:

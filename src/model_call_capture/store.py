@@ -5,13 +5,15 @@ Layout of a capture directory (`root`):
 - `<rollout_id>.capture.jsonl` — one `CaptureLine` per line, append-only;
 - `<rollout_id>.capture.incomplete` — an empty marker: a capture for this rollout failed.
 
-Writing. Each append is one `os.write` of one complete line to a file opened with
-`O_APPEND`, under an exclusive `flock` on the file, then an `fsync`. The lock serializes
-writers of every process (and of every host on a shared filesystem that supports
-`flock`), so lines never interleave. The lock is released before the `fsync`: concurrent
-appends to one file in this process share one `fsync` (group commit), and each call
-returns only after an `fsync` that started after its line was written, so a returned
-append is on disk. A crashed writer can leave a torn last line without its newline; the
+Writing. Lines are written with one `os.write` (`os.writev` for several) to a file opened
+with `O_APPEND`, under an exclusive `flock` on the file, then one `fsync`. The lock
+serializes writers of every process (and of every host on a shared filesystem that
+supports `flock`), so lines never interleave. Group commit: while one thread of this
+process writes and fsyncs a file, the lines other threads append to it wait in one batch;
+when it is done, the batch's first thread writes the whole batch (one write under one
+lock) and fsyncs once for all of them. Each call returns only after an `fsync` that
+started after its line was written, so a returned append is on disk; a line is written
+once, never retried. A crashed writer can leave a torn last line without its newline; the
 next append sees the missing newline under the lock and starts on a fresh line, so the
 torn line stays one damaged line and every later line stays readable.
 
@@ -171,89 +173,112 @@ def decode_capture_line(raw: bytes, *, path: Path | None = None, line_index: int
     return line
 
 
-class _Round:
-    """One fsync shared by every line that joined it before it started."""
+_Buffer = bytes | bytearray
+_IOV_MAX = 1024  # Linux's limit on the buffers of one writev
+_CACHE_MAX = 4096  # bound of the per-store path cache and of `_ends`
 
-    __slots__ = ("done", "error")
+
+def _held_lock() -> threading.Lock:
+    lock = threading.Lock()
+    lock.acquire()
+    return lock
+
+
+class _Batch:
+    """Lines appended to one file while another thread was writing it: written together.
+
+    The thread of the first line leads: once the previous leader is done, it writes every
+    line of the batch with one write under one lock and fsyncs once; the others wait.
+    """
+
+    __slots__ = ("done", "errors", "lines", "turn")
 
     def __init__(self) -> None:
-        self.done = False
-        self.error: OSError | None = None
+        self.lines: list[_Buffer] = []
+        self.errors: list[OSError | None] | None = None
+        """Per line, when something failed: None for a durable line, else its error."""
+        self.turn = _held_lock()
+        """Released by the previous leader: this batch's leader may write."""
+        self.done = _held_lock()
+        """Released by this batch's leader once its lines are durable (or failed)."""
 
 
 class _Group:
-    """Group-commit state of one file (one inode) in this process."""
+    """Group-commit state of one capture file in this process."""
 
-    __slots__ = ("cond", "open", "syncing", "users")
+    __slots__ = ("busy", "lock", "pending", "users")
 
     def __init__(self) -> None:
-        self.cond = threading.Condition(threading.Lock())
-        self.open = _Round()
-        """The round new lines join; it closes when its fsync starts."""
-        self.syncing = False
-        """True while a round's fsync runs (one at a time per file)."""
+        self.lock = threading.Lock()
+        self.busy = False
+        """True while a leader writes the file or a batch waits for its leader to start."""
+        self.pending: _Batch | None = None
+        """The batch new lines join while the file is busy."""
         self.users = 0
 
 
-_groups: dict[tuple[int, int], _Group] = {}
+_groups: dict[str, _Group] = {}
 _groups_lock = threading.Lock()
 
+# Where this process's last complete write to a file ended: (device, inode, size). While
+# the file still ends there, nobody wrote after us (capture files only grow; `clear`
+# unlinks), so its last byte is our newline and reading it back can be skipped.
+_ends: dict[str, tuple[int, int, int]] = {}
 
-def _acquire_group(key: tuple[int, int]) -> _Group:
+
+def _acquire_group(path: str) -> _Group:
     with _groups_lock:
-        group = _groups.get(key)
+        group = _groups.get(path)
         if group is None:
-            group = _groups[key] = _Group()
+            group = _groups[path] = _Group()
         group.users += 1
         return group
 
 
-def _release_group(key: tuple[int, int], group: _Group) -> None:
+def _release_group(path: str, group: _Group) -> None:
     with _groups_lock:
         group.users -= 1
-        if group.users == 0 and _groups.get(key) is group:
-            del _groups[key]
+        if group.users == 0 and _groups.get(path) is group:
+            del _groups[path]
 
 
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        n = os.write(fd, view)
-        if n <= 0:  # pragma: no cover - a regular file never returns 0 for a non-empty write
-            raise OSError(errno.EIO, "write returned 0")
-        view = view[n:]
+def _hand_over(group: _Group) -> None:
+    """A leader is done: start the waiting batch's leader, or mark the file idle."""
+    with group.lock:
+        after = group.pending
+        group.pending = None
+        group.busy = after is not None
+    if after is not None:
+        after.turn.release()
 
 
-def _commit(fd: int, group: _Group) -> None:
-    """Return once an fsync that started after this thread's line was written has finished.
+def _write_buffers(fd: int, buffers: list[_Buffer]) -> tuple[int, OSError | None]:
+    """Write `buffers` in order, one `writev` for all; (bytes written, the error that stopped it)."""
+    written = 0
+    try:
+        for start in range(0, len(buffers), _IOV_MAX):
+            part = buffers[start : start + _IOV_MAX]
+            n = os.write(fd, part[0]) if len(part) == 1 else os.writev(fd, part)
+            written += n
+            size = sum(map(len, part))
+            if n < size:  # short (the disk filled up): write the rest, or get its error
+                rest = memoryview(part[0] if len(part) == 1 else b"".join(part))[n:]
+                while rest:
+                    n = os.write(fd, rest)
+                    if n <= 0:  # pragma: no cover - a regular file never returns 0 for a non-empty write
+                        raise OSError(errno.EIO, "write returned 0")
+                    written += n
+                    rest = rest[n:]
+    except OSError as exc:
+        return written, exc
+    return written, None
 
-    Group commit: a line joins the open round; the first waiter that finds no fsync
-    running closes that round and fsyncs for all of its lines, while later lines join
-    the next round. Called after the line's `os.write` returned, so the round's fsync
-    covers it.
-    """
-    with group.cond:
-        mine = group.open
-        while not mine.done:
-            if group.syncing:
-                group.cond.wait()
-                continue
-            group.syncing = True
-            group.open = _Round()
-            group.cond.release()
-            try:
-                os.fsync(fd)
-            except OSError as exc:
-                # After a failed fsync the kernel may drop the dirty pages and report
-                # success next time: every line of this round must be reported as lost.
-                mine.error = exc
-            finally:
-                group.cond.acquire()
-                mine.done = True
-                group.syncing = False
-                group.cond.notify_all()
-        if mine.error is not None:
-            raise OSError(mine.error.errno, f"fsync failed: {mine.error.strerror}") from mine.error
+
+def _copy_error(error: OSError) -> OSError:
+    """A fresh exception for another thread of the batch (one object is not raised twice)."""
+    copy = OSError(error.errno, error.strerror, error.filename)
+    copy.__cause__ = error
+    return copy
 
 
 class CaptureStore:
@@ -268,6 +293,7 @@ class CaptureStore:
         """The capture directory."""
         self.file_mode = file_mode
         """Permission bits of created capture files and markers."""
+        self._files: dict[str, str] = {}
 
     def __repr__(self) -> str:
         return f"CaptureStore({str(self.root)!r})"
@@ -296,57 +322,139 @@ class CaptureStore:
         bytes that are not one line or a string the codec cannot encode (a lone
         surrogate) — before touching the file.
         """
-        path = self.path(rollout_id)
+        path = self._file(rollout_id)
         data = _encode(line)
-        fd = self._open_locked(path)
+        group = _acquire_group(path)
         try:
-            st = os.fstat(fd)
-            key = (st.st_dev, st.st_ino)
-            group = _acquire_group(key)
+            with group.lock:
+                batch = group.pending
+                if not group.busy:
+                    group.busy = True
+                elif batch is None:
+                    batch = group.pending = _Batch()
+                if batch is not None:
+                    index = len(batch.lines)
+                    batch.lines.append(data)
+            if batch is None:  # nobody else is writing this file: write this line now
+                try:
+                    errors = self._write_durably(path, [data])
+                finally:
+                    _hand_over(group)
+                if errors is not None and errors[0] is not None:
+                    raise errors[0]
+                return
+            if index == 0:
+                self._lead(path, group, batch)
+            else:
+                batch.done.acquire()
+                batch.done.release()
+            error = batch.errors[index] if batch.errors is not None else None
+            if error is not None:
+                raise error if index == 0 else _copy_error(error)
+        finally:
+            _release_group(path, group)
+
+    def _lead(self, path: str, group: _Group, batch: _Batch) -> None:
+        """Write and fsync a batch once the previous leader is done (it detached the batch)."""
+        try:
+            batch.turn.acquire()
+            errors = self._write_durably(path, batch.lines)
+        except BaseException as exc:  # not an OSError (interrupted): release the others all the same
+            _hand_over(group)  # first: a batch still waiting is detached, so no line joins it now
+            batch.errors = [OSError(errno.EIO, f"capture write interrupted: {exc!r}")] * len(batch.lines)
+            batch.done.release()
+            raise
+        _hand_over(group)
+        batch.errors = errors
+        batch.done.release()
+
+    def _write_durably(self, path: str, lines: list[_Buffer]) -> list[OSError | None] | None:
+        """Write `lines` with one write under the file's lock, then fsync once.
+
+        None when every line is durable; else one entry per line: None for a durable
+        line, the error of a line that is not (a line cut by a failed write is not
+        retried; the whole lines before it are still fsynced).
+        """
+        try:
+            fd, st = self._open_locked(path)
+        except OSError as exc:
+            return [exc] * len(lines)
+        try:
+            buffers = lines
             try:
                 try:
-                    # Size read under the lock: no writer is mid-write, so a last byte that
-                    # is not a newline is a line torn by a crashed writer.
-                    if st.st_size and os.pread(fd, 1, st.st_size - 1) != b"\n":
-                        data = b"\n" + data
-                    _write_all(fd, data)
+                    # Under the lock no writer is mid-write, so a last byte that is not a
+                    # newline is a line torn by a crashed writer.
+                    if (
+                        st.st_size
+                        and _ends.get(path) != (st.st_dev, st.st_ino, st.st_size)
+                        and os.pread(fd, 1, st.st_size - 1) != b"\n"
+                    ):
+                        buffers = [b"\n", *lines]
+                    written, write_error = _write_buffers(fd, buffers)
                 finally:
                     _flock(fd, fcntl.LOCK_UN)
-                _commit(fd, group)
-            finally:
-                _release_group(key, group)
+            except OSError as exc:
+                return [exc] * len(lines)
+            errors: list[OSError | None] | None = None
+            if write_error is None:
+                if len(_ends) >= _CACHE_MAX:
+                    _ends.clear()
+                _ends[path] = (st.st_dev, st.st_ino, st.st_size + written)
+            else:
+                _ends.pop(path, None)
+                end = len(buffers) - len(lines)  # the newline that ends a torn line
+                errors = []
+                for line in lines:
+                    end += len(line)
+                    errors.append(None if end <= written else write_error)
+                if errors[0] is not None:
+                    return errors  # no whole line written: nothing to fsync
+            try:
+                os.fsync(fd)
+            except OSError as exc:
+                # After a failed fsync the kernel may drop the dirty pages and report
+                # success next time: every line written here must be reported as lost.
+                _ends.pop(path, None)
+                failed = OSError(exc.errno, f"fsync failed: {exc.strerror}")
+                failed.__cause__ = exc
+                return [failed if error is None else error for error in errors or [None] * len(lines)]
+            return errors
         finally:
             os.close(fd)
 
-    def _open_locked(self, path: Path) -> int:
-        """Open the capture file for appending and take its exclusive lock.
+    def _file(self, rollout_id: str) -> str:
+        """`path(rollout_id)` as a string, validated once per id (a bounded cache)."""
+        path = self._files.get(rollout_id) if type(rollout_id) is str else None
+        if path is None:
+            path = os.fspath(self.path(rollout_id))
+            if len(self._files) >= _CACHE_MAX:
+                self._files.clear()
+            self._files[rollout_id] = path
+        return path
+
+    def _open_locked(self, path: str) -> tuple[int, os.stat_result]:
+        """Open the capture file for appending and take its exclusive lock: (fd, its stat).
 
         `clear()` unlinks under the same lock, so a file found unlinked once the lock is
         held was cleared after we opened it: open the fresh one instead of writing a
         line nobody will read.
         """
         while True:
-            fd = self._open_for_append(path)
+            fd = self._open_or_create(path, os.O_RDWR | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC)
             try:
                 _flock(fd, fcntl.LOCK_EX)
-                if os.fstat(fd).st_nlink > 0:
-                    return fd
+                st = os.fstat(fd)
+                if not stat.S_ISREG(st.st_mode):
+                    raise OSError(errno.EINVAL, f"{path} is not a regular file")
+                if st.st_nlink > 0:
+                    return fd, st
             except BaseException:
                 os.close(fd)
                 raise
             os.close(fd)
 
-    def _open_for_append(self, path: Path) -> int:
-        fd = self._open_or_create(path, os.O_RDWR | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC)
-        try:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
-                raise OSError(errno.EINVAL, f"{path} is not a regular file")
-        except BaseException:
-            os.close(fd)
-            raise
-        return fd
-
-    def _open_or_create(self, path: Path, flags: int) -> int:
+    def _open_or_create(self, path: str | Path, flags: int) -> int:
         """Open `path` (never through a symlink), creating it durably when it is missing."""
         try:
             return os.open(path, flags)
@@ -355,7 +463,7 @@ class CaptureStore:
         except OSError as exc:
             raise _explain_symlink(exc, path) from exc
 
-    def _create(self, path: Path, flags: int) -> int:
+    def _create(self, path: str | Path, flags: int) -> int:
         """Create a file (and the directory), and make its directory entry durable too."""
         self.root.mkdir(parents=True, exist_ok=True)
         try:
@@ -388,6 +496,7 @@ class CaptureStore:
         the unlinked inode, never into the fresh capture of a re-dispatched attempt.
         """
         path = self.path(rollout_id)
+        _ends.pop(os.fspath(path), None)  # a new file may reuse the inode
         try:
             fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
         except FileNotFoundError:
@@ -525,18 +634,18 @@ def _flock(fd: int, operation: int) -> None:
             )
 
 
-def _encode(line: CaptureLine | bytes) -> bytes:
+def _encode(line: CaptureLine | bytes) -> _Buffer:
+    """The line to write, newline included (the codec's own buffer: no copy of a big line)."""
     if isinstance(line, CaptureLine):
         return _codec.encode_line(line)
     data = bytes(line)
-    if data.endswith(b"\n"):
-        data = data[:-1]
-    if b"\n" in data or not data.strip():
+    body = len(data) - 1 if data.endswith(b"\n") else len(data)
+    if data.find(b"\n", 0, body) != -1 or data.isspace() or not data:
         raise ValueError("a capture line must be one non-empty line of JSON")
-    return data + b"\n"
+    return data if body < len(data) else data + b"\n"
 
 
-def _explain_symlink(exc: OSError, path: Path) -> OSError:
+def _explain_symlink(exc: OSError, path: str | Path) -> OSError:
     if exc.errno == errno.ELOOP:
         return OSError(exc.errno, f"refusing to follow a symlink at {path}", str(path))
     return exc

@@ -4,8 +4,9 @@ Real where the machine allows it (the suite runs as root in CI): a full disk is 
 tmpfs mounted by the test, a read-only directory is a read-only bind mount, a removed
 directory is removed. When a mount is refused the real variant is skipped with the reason.
 EIO cannot be produced for real here (no device-mapper), so EIO during write and fsync,
-and ENOSPC mid-write, are injected at the store's `os.write` / `os.fsync` calls: the store
-module sees a stand-in `os` whose `write`/`fsync` fail; every other call is the real one.
+and ENOSPC mid-write, are injected at the store's `os.write` / `os.writev` / `os.fsync`
+calls: the store module sees a stand-in `os` whose `write`/`writev`/`fsync` fail; every
+other call is the real one.
 """
 
 from __future__ import annotations
@@ -117,6 +118,13 @@ class _FaultyOs(types.SimpleNamespace):
             self.partial_pending = False
             raise OSError(self.write_errno, os.strerror(self.write_errno))
         return os.write(fd, data)
+
+    def writev(self, fd: int, buffers: list[Any]) -> int:
+        # The store writes a batch of lines (or a torn line's newline and a line) with one
+        # writev: it fails the same way.
+        if self.armed and self.write_errno is not None:
+            return self.write(fd, b"".join(buffers))
+        return os.writev(fd, buffers)
 
     partial_pending = False
 
