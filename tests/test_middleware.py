@@ -36,6 +36,7 @@ from servers import RunningServer, serve
 
 from model_call_capture.contracts import CaptureConfig, CaptureLine
 from model_call_capture.demo.model_server import create_app
+from model_call_capture import middleware as middleware_module
 from model_call_capture.middleware import (
     CAPTURE_EXTENSION,
     CaptureMiddleware,
@@ -1231,3 +1232,29 @@ def test_request_headers_never_reach_the_capture_file(server: RunningServer, sha
     only_line(shared_dir, rollout)
     text = (shared_dir / f"{rollout}.capture.jsonl").read_text()
     assert "SECRET" not in text
+
+
+def test_free_memory_is_handed_back_before_the_line_of_a_big_body_is_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A spy around the real function: it still trims (glibc), and counts the calls.
+    calls: list[int] = []
+    real = middleware_module._release_free_memory
+    monkeypatch.setattr(middleware_module, "_release_free_memory", lambda: (calls.append(1), real())[1])
+    api = FastAPI()
+    text = "z" * (9 << 20)
+
+    @api.post("/v1/chat/completions")
+    async def complete(request: Request) -> JSONResponse:
+        size = (await request.json())["size"]
+        return JSONResponse({"id": "chatcmpl-big", "object": "chat.completion", "choices": [{"index": 0, "message": {"role": "assistant", "content": text[:size]}, "finish_reason": "stop"}]})
+
+    rollout = new_rollout()
+    with capturing(tmp_path, app=api) as server:
+        assert post(server, rollout, chat_body(size=10)).status_code == 200
+        assert calls == []
+        reply = post(server, rollout, chat_body(size=len(text)))
+    assert reply.status_code == 200
+    assert calls == [1]
+    lines = read_lines(tmp_path, rollout)
+    assert [len(line["response"]["choices"][0]["message"]["content"]) for line in lines] == [10, 9 << 20]

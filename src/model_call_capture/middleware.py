@@ -58,6 +58,8 @@ client still gets every byte.
 from __future__ import annotations
 
 import asyncio
+import ctypes
+import functools
 import logging
 import re
 import threading
@@ -242,6 +244,8 @@ class CaptureMiddleware:
             line = call.build_line()
             if self.redact is not None:
                 line = self.redact(line)
+            if call.captured >= _BIG_BODY:
+                _release_free_memory()
             self.store.append(call.rollout_id, line)
         except Exception as exc:
             self._capture_failed(call.rollout_id, exc)
@@ -305,6 +309,31 @@ def install_model_call_capture(
         app.add_middleware(CaptureMiddleware, **options)
         return app
     return CaptureMiddleware(app, **options)
+
+
+_BIG_BODY = 8 << 20
+"""Bodies from this size on: free memory is handed back before their line is encoded."""
+
+
+@functools.cache
+def _malloc_trim() -> Callable[[int], int] | None:
+    try:
+        return cast("Callable[[int], int]", ctypes.CDLL(None).malloc_trim)
+    except (AttributeError, OSError):  # not glibc
+        return None
+
+
+def _release_free_memory() -> None:
+    """Give the C heap's free pages back to the system (glibc; elsewhere a no-op).
+
+    Building the line of a big stream joins its text fragments and frees them, but the C
+    allocator keeps those pages, and the encoded line then takes new ones beside them:
+    for a 100 MB Messages stream, 3.7 MB of peak memory (row 5 of the benchmarks). The
+    trim costs well under a millisecond, next to the seconds such a stream took.
+    """
+    trim = _malloc_trim()
+    if trim is not None:
+        trim(0)
 
 
 def _resolve(done: asyncio.Future[None] | None) -> None:
