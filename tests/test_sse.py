@@ -231,6 +231,41 @@ def test_a_long_event_is_held_at_most_twice_while_it_is_decoded() -> None:
 
 def test_decoder_accepts_bytearray_and_memoryview() -> None:
     assert decode_all(bytearray(b"data: a\n"), memoryview(b"\n")) == [SseEvent(b"a")]  # type: ignore[arg-type]
+    assert decode_all(bytearray(b"event: e\ndata: a\n\n")) == [SseEvent(b"a", "e")]
+
+
+# --- one whole event per chunk (the usual shape) ------------------------------------------
+
+
+def test_one_event_per_chunk_with_and_without_a_name() -> None:
+    decoder = SseDecoder()
+    assert decoder.feed(b"event: content_block_delta\ndata: {}\n\n") == [SseEvent(b"{}", "content_block_delta")]
+    assert decoder.feed(b"data: [DONE]\n\n") == [SseEvent(b"[DONE]")]
+    assert decoder.feed(b"event:custom.name\ndata:x\n\n") == [SseEvent(b"x", "custom.name")]
+    assert decoder.feed(b"event: \xff\ndata: y\n\n") == [SseEvent(b"y", "\ufffd")]
+    assert decoder.content_seen is True
+    assert decoder.finish() == []
+
+
+def test_a_cr_inside_a_one_event_chunk_still_ends_a_line() -> None:
+    # After a whole event nothing is held; the next chunk looks like one event, but its CR
+    # ends the `data:` line, so `b` is a field without a colon (ignored).
+    assert decode_all(b"data: first\n\n", b"data: a\rb\n\n") == [SseEvent(b"first"), SseEvent(b"a")]
+
+
+def test_a_one_event_chunk_after_a_held_line_is_joined_to_it() -> None:
+    assert decode_all(b"data: a\n", b"data: b\n\n") == [SseEvent(b"a\nb")]
+    assert decode_all(b"event: x\nid: 4\n", b"data: b\n\n", b"data: c\n\n") == [
+        SseEvent(b"b", "x", "4"),
+        SseEvent(b"c", "", "4"),
+    ]
+
+
+def test_events_are_immutable() -> None:
+    event = SseEvent(b"a", "e")
+    with pytest.raises(AttributeError):
+        event.data = b"b"  # type: ignore[misc]
+    assert event == SseEvent(data=b"a", event="e", id=None, retry=None)
 
 
 # --- properties --------------------------------------------------------------------------

@@ -8,7 +8,7 @@ incomplete SSE line), never the raw stream.
 from __future__ import annotations
 
 from .dialects import StreamResult, StreamState, Terminal, get_dialect
-from .sse import SseDecoder, SseEvent
+from .sse import SseDecoder
 
 __all__ = ["StreamReassembler", "StreamResult", "reassemble_stream"]
 
@@ -28,16 +28,17 @@ class StreamReassembler:
     def feed(self, data: bytes | bytearray | memoryview) -> None:
         """Feed one transport chunk; never raises on malformed input."""
         for event in self._decoder.feed(data):
-            self._feed_event(event)
+            # A stream state must not raise; if one does anyway (a bug), the capture loses
+            # that event, not the whole stream, and the result says so. (The `try` is free
+            # in CPython 3.11+ until something raises, so it stays per event.)
+            try:
+                self._state.feed(event)
+            except Exception as exc:
+                self._failed(exc)
 
-    def _feed_event(self, event: SseEvent) -> None:
-        # A stream state must not raise; if one does anyway (a bug), the capture loses that
-        # event, not the whole stream, and the result says so.
-        try:
-            self._state.feed(event)
-        except Exception as exc:
-            if len(self._failures) < 8:
-                self._failures.append(f"event not used ({type(exc).__name__}: {exc})")
+    def _failed(self, exc: Exception) -> None:
+        if len(self._failures) < 8:
+            self._failures.append(f"event not used ({type(exc).__name__}: {exc})")
 
     @property
     def terminal(self) -> Terminal | None:
@@ -53,7 +54,10 @@ class StreamReassembler:
         """End of stream: deliver any unterminated last event and return the result."""
         if self._result is None:
             for event in self._decoder.finish():
-                self._feed_event(event)
+                try:
+                    self._state.feed(event)
+                except Exception as exc:
+                    self._failed(exc)
             try:
                 result = self._state.result()
             except Exception as exc:
