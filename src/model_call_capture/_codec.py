@@ -16,7 +16,16 @@ from typing import Any
 
 import msgspec
 
-__all__ = ["DecodeError", "bulk_decoding", "decode", "decode_object", "encode", "encode_line", "raw_text"]
+__all__ = [
+    "DecodeError",
+    "bulk_decoding",
+    "decode",
+    "decode_object",
+    "encode",
+    "encode_line",
+    "raw_text",
+    "to_builtins",
+]
 
 DecodeError = msgspec.DecodeError
 
@@ -57,6 +66,22 @@ def encode_line(value: Any) -> bytearray:
     _encoder.encode_into(value, buf)
     buf += b"\n"
     return buf
+
+
+def _decode_raw(value: Any) -> Any:
+    if type(value) is msgspec.Raw:
+        return decode_object(value)  # as `ModelCallRecord` reads it
+    raise TypeError(f"Encoding objects of type {type(value).__qualname__} is unsupported")
+
+
+def to_builtins(value: Any) -> Any:
+    """`msgspec.to_builtins`, with the `msgspec.Raw` JSON text a record holds decoded.
+
+    A record read from a capture file keeps its payloads as JSON objects' text until they
+    are read (`contracts.ModelCallRecord`), and msgspec's own `to_builtins` refuses
+    `msgspec.Raw`; the text becomes the dict the record would give (null if not an object).
+    """
+    return msgspec.to_builtins(value, enc_hook=_decode_raw)
 
 
 def raw_text(data: bytes | bytearray | memoryview) -> str:

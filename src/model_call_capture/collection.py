@@ -136,7 +136,7 @@ def merge_model_call_capture_into_record(
     if rollout_id is None:
         rollout_id = _rollout_id_of_record(record)
     capture = build_model_call_capture(rollout_id, capture_dirs, include_payloads=include_payloads)
-    attachment: dict[str, Any] = msgspec.to_builtins(capture)
+    attachment: dict[str, Any] = _codec.to_builtins(capture)
     if not include_payloads:
         for call in attachment["calls"]:
             for name in PAYLOAD_FIELDS:

@@ -18,6 +18,8 @@ from typing import Annotated, Any, Literal
 import msgspec
 from msgspec import UNSET, Meta, UnsetType
 
+from . import _codec
+
 __all__ = [
     "CAPTURE_LINE_FORMAT",
     "CaptureLineFormat",
@@ -181,6 +183,58 @@ class ModelCallRecord(msgspec.Struct, kw_only=True):
     """The raw response text when it could not be parsed or was a stream; absent in attached calls."""
     capture_cut: bool = False
     """True when the per-call byte cap cut the captured payload."""
+
+    # A record read from a capture file holds `request` and `response` as the JSON text of
+    # its line (`msgspec.Raw`) until they are first read: building the payload dicts of every
+    # call cost more than the rest of a read, and most readers (metrics, attachments without
+    # payloads) never look at them. The first read decodes the text and keeps the dict in the
+    # record (later reads return the same object; changes persist); equality and repr decode
+    # first. The codec writes unread text verbatim (the same JSON value; the same bytes for
+    # lines this library wrote). `msgspec.to_builtins` has no rule for `msgspec.Raw`: read
+    # the payloads first or use `to_dict()`. Text that does not decode to
+    # an object (only a hand-edited line can hold it) reads as null.
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, ModelCallRecord):
+            _ = (self.request, self.response, other.request, other.response)  # decode held payload text
+        return msgspec.Struct.__eq__(self, other)
+
+    def __repr__(self) -> str:
+        _ = (self.request, self.response)
+        return msgspec.Struct.__repr__(self)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The record as plain JSON-ready Python values (payloads decoded), e.g. for pandas.
+
+        Use this rather than `msgspec.to_builtins`, which refuses the payload text a record
+        read from a file holds until its payloads are first read.
+        """
+        value: dict[str, Any] = _codec.to_builtins(self)
+        return value
+
+
+def _lazy_payload(name: str, doc: str) -> None:
+    """Make the field `name` of `ModelCallRecord` decode `msgspec.Raw` text on first read.
+
+    msgspec stores the field in a slot and reads and writes it in C (init, decode, encode,
+    `structs.replace`), so the field keeps its name, type and schema; only Python attribute
+    access goes through this property, which reads and writes the slot through msgspec's
+    own descriptor.
+    """
+    slot = ModelCallRecord.__dict__[name]
+
+    def get(self: ModelCallRecord) -> Any:
+        value = slot.__get__(self, ModelCallRecord)
+        if type(value) is msgspec.Raw:
+            value = _codec.decode_object(value)
+            slot.__set__(self, value)
+        return value
+
+    setattr(ModelCallRecord, name, property(get, slot.__set__, slot.__delete__, doc))
+
+
+_lazy_payload("request", "The request body; null when it was malformed or not an object; absent in attached calls.")
+_lazy_payload("response", "The response body or the reassembled stream; absent in attached calls.")
 
 
 class ModelCallMetrics(msgspec.Struct, kw_only=True, omit_defaults=True):

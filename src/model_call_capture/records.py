@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable
+from pathlib import Path
 from typing import TypeVar
 
 import msgspec
@@ -18,7 +19,7 @@ import msgspec
 from . import _codec
 from .contracts import CaptureLine, ModelCallMetrics, ModelCallRecord
 from .dialects import DIALECTS, Derived
-from .store import CaptureStore
+from .store import CaptureStore, DamagedLineError, decode_capture_line
 
 __all__ = [
     "aggregate_model_call_metrics",
@@ -29,6 +30,89 @@ __all__ = [
 ]
 
 _N = TypeVar("_N", int, float)
+
+
+class _LazyLine(CaptureLine, kw_only=True):
+    """A capture line whose payloads stay JSON text (`msgspec.Raw`) until a record's are read.
+
+    Every other field is decoded and validated as `CaptureLine` does; `_decode_line` checks
+    what msgspec does not check when it skips a payload (an object or null, valid UTF-8).
+    """
+
+    # msgspec takes `Raw` alone or with UNSET only (in a union with None it would decode nothing).
+    request: msgspec.Raw | msgspec.UnsetType = msgspec.UNSET  # type: ignore[assignment]
+    response: msgspec.Raw | msgspec.UnsetType = msgspec.UNSET  # type: ignore[assignment]
+
+
+_lazy_line = msgspec.json.Decoder(_LazyLine)
+_NULL = ord("n")
+_OBJECT = ord("{")
+
+
+class _NotAnObject(ValueError):
+    pass
+
+
+def _object_text(payload: msgspec.Raw | msgspec.UnsetType) -> msgspec.Raw | None:
+    """The JSON text of an object payload, None for null or absent; `_NotAnObject` else."""
+    if type(payload) is not msgspec.Raw:
+        return None
+    first = memoryview(payload)[0]  # the text of a JSON value: no leading white space
+    if first == _OBJECT:
+        return payload
+    if first == _NULL:
+        return None
+    raise _NotAnObject
+
+
+def _decode_line(raw: bytes, path: Path, index: int) -> CaptureLine:
+    """Decode one line as `store.decode_capture_line` does, leaving the payloads as JSON text.
+
+    Same verdict for every line: a line the lazy decode refuses, or accepts where a full
+    decode might not (a payload that is not an object or null, bytes that are not UTF-8,
+    which msgspec does not check in text it skips), is decoded again by
+    `decode_capture_line`, which raises its error or returns the line with decoded payloads.
+    """
+    try:
+        line = _lazy_line.decode(raw)
+        # A `CaptureLine` from here on: payloads are an object's text or None.
+        line.request = _object_text(line.request)  # type: ignore[assignment]
+        line.response = _object_text(line.response)  # type: ignore[assignment]
+    except (msgspec.DecodeError, UnicodeDecodeError, RecursionError, _NotAnObject):
+        return decode_capture_line(raw, path=path, line_index=index)
+    if not raw.isascii() and not _is_utf8(raw):
+        return decode_capture_line(raw, path=path, line_index=index)
+    # No `check_format`: `format` decoded as its v1 literal, so any other value was refused above.
+    return line
+
+
+def _is_utf8(raw: bytes) -> bool:
+    try:
+        raw.decode()
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def _read(store: CaptureStore, rollout_id: str, *, strict: bool) -> tuple[list[ModelCallRecord], int]:
+    path = store.path(rollout_id)
+    records: list[ModelCallRecord] = []
+    damaged = 0
+    with _codec.bulk_decoding():
+        for index, raw in store.iter_lines(rollout_id):
+            try:
+                line = _decode_line(raw, path, index)
+            except (msgspec.DecodeError, UnicodeDecodeError, RecursionError) as exc:
+                if strict:
+                    raise DamagedLineError(
+                        f"damaged capture line in {path}, line {index} (0-based, blank lines not counted): {exc}",
+                        path=path,
+                        line_index=index,
+                    ) from exc
+                damaged += 1
+                continue
+            records.append(build_model_call_record(line, index))
+    return records, damaged
 
 
 def _derive(line: CaptureLine) -> Derived:
@@ -46,7 +130,11 @@ def _text(value: str | None | msgspec.UnsetType) -> str | None:
 
 
 def build_model_call_record(line: CaptureLine, call_index: int) -> ModelCallRecord:
-    """Build the typed record of one capture line at position `call_index` of its file."""
+    """Build the typed record of one capture line at position `call_index` of its file.
+
+    The record shares the line's payloads: its dicts, or the JSON text of a line read by
+    this module, which the record decodes when its payloads are first read.
+    """
     d = _derive(line)
     return ModelCallRecord(
         model_call_id=line.model_call_id,
@@ -85,10 +173,9 @@ def read_model_call_records(store: CaptureStore, rollout_id: str) -> list[ModelC
 
     Raises `DamagedLineError` (a `ValueError`) naming the file and line when a line is
     damaged; use `read_available_model_call_records` to skip and count such lines.
-    A rollout without a capture file has no records.
+    A rollout without a capture file has no records. Payloads are decoded when first read.
     """
-    with _codec.bulk_decoding():
-        return [build_model_call_record(line, index) for index, line in enumerate(store.read(rollout_id))]
+    return _read(store, rollout_id, strict=True)[0]
 
 
 def read_available_model_call_records(
@@ -97,10 +184,10 @@ def read_available_model_call_records(
     """The records of every readable line, and the number of damaged lines skipped.
 
     A damaged line keeps its position: the records after it keep their `call_index`.
+    The lines are judged as `CaptureStore.read_available` judges them; payloads are
+    decoded when first read.
     """
-    with _codec.bulk_decoding():
-        lines, damaged = store.read_available(rollout_id)
-        return [build_model_call_record(line, index) for index, line in lines], damaged
+    return _read(store, rollout_id, strict=False)
 
 
 def _sum(values: Iterable[_N | None]) -> _N | None:

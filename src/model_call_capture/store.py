@@ -565,10 +565,10 @@ class CaptureStore:
                 parts = (pending + chunk).split(b"\n")
                 pending = parts.pop()
                 for part in parts:
-                    if part.strip():
+                    if part and not part.isspace():  # blank lines are skipped (no strip() copy)
                         yield index, part
                         index += 1
-            if pending.strip():
+            if pending and not pending.isspace():
                 yield index, pending
         finally:
             os.close(fd)

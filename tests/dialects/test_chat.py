@@ -893,8 +893,18 @@ RESPONSE = {
 }
 
 
-def test_derive_from_a_full_response() -> None:
-    assert chat.derive({"model": "gpt-4o"}, RESPONSE) == Derived(
+def _as_json_text(body: Any) -> Any:
+    """A body as a record read from a capture file holds it: JSON text (written by `json`, not our codec)."""
+    return msgspec.Raw(json.dumps(body).encode())
+
+
+# derive takes a decoded body or its JSON text; both must give the same facts.
+FORMS = pytest.mark.parametrize("form", [lambda body: body, _as_json_text], ids=["dict", "json text"])
+
+
+@FORMS
+def test_derive_from_a_full_response(form: Any) -> None:
+    assert chat.derive(form({"model": "gpt-4o"}), form(RESPONSE)) == Derived(
         response_id="chatcmpl-1",
         model="gpt-4o-2024-08-06",
         response_status=None,
@@ -929,11 +939,12 @@ def test_derive_falls_back_to_the_request_model_and_reasoning_field() -> None:
     assert (derived.model, derived.reasoning_content, derived.finish_reason) == ("fake-model-1", "hmm", None)
 
 
-@pytest.mark.parametrize("bad", [-1, 1.5, "12", True, None, [3]])
-def test_derive_non_integer_or_negative_counts_are_unknown(bad: Any) -> None:
+@FORMS
+@pytest.mark.parametrize("bad", [-1, 1.5, "12", True, None, [3], {"n": 3}])
+def test_derive_non_integer_or_negative_counts_are_unknown(bad: Any, form: Any) -> None:
     usage = {"prompt_tokens": bad, "completion_tokens": bad, "total_tokens": bad}
     usage |= {"prompt_tokens_details": {"cached_tokens": bad}, "completion_tokens_details": {"reasoning_tokens": bad}}
-    derived = chat.derive(None, {"usage": usage})
+    derived = chat.derive(None, form({"usage": usage}))
     assert [derived.tokens_in, derived.tokens_out, derived.tokens_total, derived.cached_tokens, derived.cache_hit] == [
         None
     ] * 5
@@ -952,7 +963,8 @@ def test_derive_deepseek_cache_hit_tokens() -> None:
     assert (derived.tokens_in, derived.cached_tokens, derived.cache_hit) == (6, 4, True)
 
 
-def test_derive_legacy_function_call_and_odd_tool_calls() -> None:
+@FORMS
+def test_derive_legacy_function_call_and_odd_tool_calls(form: Any) -> None:
     message = {
         "function_call": {"name": "f", "arguments": "{}"},
         "tool_calls": [
@@ -961,7 +973,7 @@ def test_derive_legacy_function_call_and_odd_tool_calls() -> None:
             {"id": "c3"},
         ],
     }
-    derived = chat.derive(None, {"choices": [{"index": 0, "message": message}]})
+    derived = chat.derive(None, form({"choices": [{"index": 0, "message": message}]}))
     assert derived.tool_calls == [
         ToolCall(call_id=None, name="g", arguments={"already": "parsed"}),
         ToolCall(call_id="c3", name=None, arguments=None),
@@ -984,6 +996,15 @@ _keys = st.sampled_from(["choices", "message", "usage", "tool_calls", "function"
 )
 def test_derive_never_raises(request: Any, response: Any) -> None:
     assert isinstance(chat.derive(request, response), Derived)
+
+
+@settings(max_examples=300)
+@given(
+    request=st.none() | st.dictionaries(_keys, _json_values, max_size=3),
+    response=st.none() | st.dictionaries(_keys, _json_values, max_size=4),
+)
+def test_derive_from_json_text_equals_derive_from_the_dicts(request: Any, response: Any) -> None:
+    assert chat.derive(_as_json_text(request), _as_json_text(response)) == chat.derive(request, response)
 
 
 # --- derive against NeMo Gym -------------------------------------------------------------

@@ -683,6 +683,31 @@ def test_events_out_of_order_are_noted() -> None:
     ]
 
 
+def test_event_name_error_wins_over_a_delta_payload_and_odd_starts_are_noted() -> None:
+    text_delta = delta(0, {"type": "text_delta", "text": "lost"})
+    negative_index = '{"type":"content_block_start","index":-1,"content_block":{"type":"text"}}'
+    # A repeated key: the last one counts, as in a dict.
+    index_twice = '{"type":"content_block_start","index":0,"index":1,"content_block":{"type":"text","text":""}}'
+    result = reassemble(
+        sse(
+            {"type": "message_start", "message": "not an object"},
+            START,
+            ("content_block_start", negative_index),
+            ("content_block_start", index_twice),
+            delta(1, {"type": "text_delta", "text": "kept"}),
+            ("error", json.dumps(text_delta)),
+        )
+    )
+    assert result.terminal == "error"
+    assert result.error == text_delta
+    assert result.response is not None
+    assert result.response["content"] == [{"type": "text", "text": "kept"}]
+    assert result.dropped == [
+        "message_start without a message object",
+        "content_block_start without an index and a block object",
+    ]
+
+
 def test_prefilled_content_in_message_start_is_kept() -> None:
     prefilled = {"type": "tool_use", "id": "toolu_1", "name": "rollDie", "input": {"player": "p2"}}
     start = {**START, "message": {**START["message"], "content": [prefilled], "stop_reason": "tool_use"}}
@@ -749,7 +774,17 @@ def test_derive_matches_gym(gym_reference_dir: Path) -> None:
     assert (len(records), compared, equal) == (40, 520, 519)
 
 
-def test_derive_folds_cache_tokens_into_tokens_in() -> None:
+def _as_json_text(body: Any) -> Any:
+    """A body as a record read from a capture file holds it: JSON text (written by `json`, not our codec)."""
+    return msgspec.Raw(json.dumps(body).encode())
+
+
+# derive takes a decoded body or its JSON text; both must give the same facts.
+FORMS = pytest.mark.parametrize("form", [lambda body: body, _as_json_text], ids=["dict", "json text"])
+
+
+@FORMS
+def test_derive_folds_cache_tokens_into_tokens_in(form: Any) -> None:
     response = {
         "id": "msg_1",
         "model": "claude-sonnet-4-5",
@@ -763,7 +798,7 @@ def test_derive_folds_cache_tokens_into_tokens_in() -> None:
         ],
         "usage": {"input_tokens": 20, "cache_read_input_tokens": 70, "cache_creation_input_tokens": 30, "output_tokens": 40},
     }
-    assert messages.derive({"model": "alias"}, response) == Derived(
+    assert messages.derive(form({"model": "alias"}), form(response)) == Derived(
         response_id="msg_1",
         model="claude-sonnet-4-5",
         response_status=None,
@@ -791,8 +826,9 @@ def test_derive_folds_cache_tokens_into_tokens_in() -> None:
         ({"input_tokens": 5, "output_tokens": 2, "cache_creation_input_tokens": -4}, (None, 2, None, None, None, None)),
     ],
 )
-def test_derive_rejects_bad_counts(usage: dict[str, Any], expected: tuple[Any, ...]) -> None:
-    derived = messages.derive(None, {"usage": usage})
+@FORMS
+def test_derive_rejects_bad_counts(usage: dict[str, Any], expected: tuple[Any, ...], form: Any) -> None:
+    derived = messages.derive(None, form({"usage": usage}))
     assert (
         derived.tokens_in,
         derived.tokens_out,
@@ -804,8 +840,31 @@ def test_derive_rejects_bad_counts(usage: dict[str, Any], expected: tuple[Any, .
 
 
 @pytest.mark.parametrize("response", [None, {}, [], "text", {"usage": [1], "content": "x", "id": 3, "model": ""}])
-def test_derive_never_raises(response: Any) -> None:
-    assert messages.derive({"model": "claude-x"}, response) == Derived(model="claude-x")
+@FORMS
+def test_derive_never_raises(response: Any, form: Any) -> None:
+    assert messages.derive(form({"model": "claude-x"}), form(response)) == Derived(model="claude-x")
+
+
+_keys = st.sampled_from(
+    ["id", "model", "stop_reason", "usage", "content", "type", "name", "input", "thinking", "input_tokens",
+     "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"]
+)
+_json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=5),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_keys, inner, max_size=4),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=300)
+@given(
+    request_body=st.none() | st.dictionaries(_keys, _json_values, max_size=3),
+    response=st.none() | st.dictionaries(_keys, _json_values, max_size=5),
+)
+def test_derive_from_json_text_equals_derive_from_the_dicts(request_body: Any, response: Any) -> None:
+    assert messages.derive(_as_json_text(request_body), _as_json_text(response)) == messages.derive(
+        request_body, response
+    )
 
 
 # --- schema -----------------------------------------------------------------------------

@@ -945,7 +945,17 @@ def test_derive_truncated_call_keeps_the_broken_arguments_raw() -> None:
     assert derived.tool_calls == [ToolCall(call_id="call_1", name="get_weather", arguments={"_raw": '{"city":'})]
 
 
-def test_derive_spelled_out() -> None:
+def _as_json_text(body: Any) -> Any:
+    """A body as a record read from a capture file holds it: JSON text (written by `json`, not our codec)."""
+    return msgspec.Raw(json.dumps(body).encode())
+
+
+# derive takes a decoded body or its JSON text; both must give the same facts.
+FORMS = pytest.mark.parametrize("form", [lambda body: body, _as_json_text], ids=["dict", "json text"])
+
+
+@FORMS
+def test_derive_spelled_out(form: Any) -> None:
     response = {
         "id": "resp_9", "model": "gpt-5", "status": "incomplete",
         "incomplete_details": {"reason": "max_output_tokens"},
@@ -961,7 +971,7 @@ def test_derive_spelled_out() -> None:
         "usage": {"input_tokens": 100, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 30,
                   "output_tokens_details": {"reasoning_tokens": 10}},
     }
-    assert R.derive({"model": "asked-for"}, response) == Derived(
+    assert R.derive(form({"model": "asked-for"}), form(response)) == Derived(
         response_id="resp_9", model="gpt-5", response_status="incomplete", finish_reason="max_output_tokens",
         tokens_in=100, tokens_out=30, tokens_reasoning=10, tokens_total=130, cached_tokens=0, cache_hit=False,
         cache_creation_tokens=None,
@@ -974,12 +984,13 @@ def test_derive_spelled_out() -> None:
     )
 
 
-def test_derive_bad_counts_are_null_and_nothing_is_double_counted() -> None:
+@FORMS
+def test_derive_bad_counts_are_null_and_nothing_is_double_counted(form: Any) -> None:
     response = {"usage": {"input_tokens": -1, "output_tokens": 2.5, "total_tokens": True,
                           "input_tokens_details": {"cached_tokens": "9"}, "output_tokens_details": None}}
-    assert R.derive({"model": "asked-for"}, response) == Derived(model="asked-for")
+    assert R.derive(form({"model": "asked-for"}), form(response)) == Derived(model="asked-for")
     cached = {"usage": {"input_tokens": 120, "input_tokens_details": {"cached_tokens": 64}, "output_tokens": 40}}
-    derived = R.derive(None, cached)
+    derived = R.derive(None, form(cached))
     assert (derived.tokens_in, derived.cached_tokens, derived.tokens_total, derived.cache_hit) == (120, 64, 160, True)
 
 
@@ -988,6 +999,28 @@ def test_derive_bad_counts_are_null_and_nothing_is_double_counted() -> None:
 )
 def test_derive_never_raises_on_odd_input(request_body: Any, response: Any) -> None:
     assert R.derive(request_body, response) == Derived()
+    assert R.derive(_as_json_text(request_body), _as_json_text(response)) == Derived()
+
+
+_keys = st.sampled_from(
+    ["output", "usage", "type", "summary", "content", "text", "arguments", "input", "call_id", "name", "id",
+     "model", "status", "incomplete_details", "reason", "input_tokens", "output_tokens", "input_tokens_details",
+     "cached_tokens"]
+)
+_json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=5),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_keys, inner, max_size=4),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=300)
+@given(
+    request_body=st.none() | st.dictionaries(_keys, _json_values, max_size=3),
+    response=st.none() | st.dictionaries(_keys, _json_values, max_size=5),
+)
+def test_derive_from_json_text_equals_derive_from_the_dicts(request_body: Any, response: Any) -> None:
+    assert R.derive(_as_json_text(request_body), _as_json_text(response)) == R.derive(request_body, response)
 
 
 def test_a_cut_shell_call_keeps_its_commands_in_index_order_whatever_order_they_arrived_in() -> None:

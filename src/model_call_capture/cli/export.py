@@ -84,7 +84,7 @@ def export_rows(root: Path, payloads: bool) -> tuple[list[dict[str, Any]], int]:
         invalid += rollout.invalid_count
         for record in rollout.records:
             row: dict[str, Any] = {"rollout_id": rollout.rollout_id}
-            row.update(msgspec.to_builtins(record))
+            row.update(record.to_dict())
             for name in () if payloads else PAYLOAD_FIELDS:
                 row.pop(name, None)
             rows.append(row)

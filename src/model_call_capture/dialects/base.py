@@ -8,7 +8,7 @@ adding a dialect means adding one module and one line in `dialects/__init__.py`.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, TypeAlias, TypeVar
 
 import msgspec
 
@@ -19,9 +19,14 @@ from ..sse import SseEvent
 __all__ = [
     "Derived",
     "DialectModule",
+    "NotList",
+    "NotObject",
+    "Payload",
     "StreamResult",
     "StreamState",
     "Terminal",
+    "decode_view",
+    "request_model",
     "token_count",
     "tool_arguments",
 ]
@@ -60,6 +65,11 @@ class StreamState(Protocol):
         """The response reassembled so far (call at the end of the stream)."""
 
 
+Payload: TypeAlias = "dict[str, Any] | msgspec.Raw | None"
+"""A request or response body as `derive` takes it: the decoded JSON object, or its JSON text
+(a record read from a capture file holds `msgspec.Raw` until the payload is read), or None."""
+
+
 @dataclass(slots=True)
 class Derived:
     """Facts a dialect derives from a request and response, for `ModelCallRecord`."""
@@ -90,7 +100,7 @@ class DialectModule(Protocol):
     def new_stream_state(self) -> StreamState:
         """A fresh stream state."""
 
-    def derive(self, request: dict[str, Any] | None, response: dict[str, Any] | None) -> Derived:
+    def derive(self, request: Payload, response: Payload) -> Derived:
         """Derive record facts from a (possibly null) request and response; never raises."""
 
 
@@ -110,3 +120,51 @@ def tool_arguments(value: object) -> Any:
         return _codec.decode(value)
     except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
         return {"_raw": value}
+
+
+# --- views for derivation -----------------------------------------------------------------
+# `derive` reads a few fields of a payload that can be megabytes of text: it decodes the
+# payload into small "view" Structs declaring only those fields (msgspec skips every other
+# member in C and builds nothing for it). A view must never reject a payload a dict-walking
+# derive would read: its scalar fields are `Any`, and a field that should hold an object is
+# typed `View | NotObject` (a list of objects: `list[View | NotObject] | NotList`), so a
+# value of any other JSON type is kept as it is and simply not used. Views are `gc=False`:
+# short-lived and never in a cycle, they need not be tracked by the cyclic collector.
+
+NotObject: TypeAlias = None | bool | int | float | str | list[Any]
+"""Every JSON value but an object."""
+
+NotList: TypeAlias = None | bool | int | float | str | dict[str, Any]
+"""Every JSON value but an array."""
+
+_View = TypeVar("_View")
+
+
+class _RequestView(msgspec.Struct, gc=False):
+    model: Any = None
+
+
+_request_view = msgspec.json.Decoder(_RequestView)
+
+
+def decode_view(payload: Payload, view: type[_View], decoder: msgspec.json.Decoder[_View]) -> _View | None:
+    """The `view` Struct of a payload (decoded by `decoder`, a Decoder of `view`); None when
+    the payload is null, not an object, or not decodable.
+
+    A dict (a caller holding decoded bodies) is converted in place of decoding: only the
+    view's fields are looked up, as in the text.
+    """
+    try:
+        if type(payload) is msgspec.Raw:
+            return decoder.decode(payload)
+        if isinstance(payload, dict):
+            return msgspec.convert(payload, view)
+    except (msgspec.DecodeError, UnicodeDecodeError, RecursionError, TypeError, OverflowError):
+        pass  # not an object, or values no JSON text can hold: nothing to derive from
+    return None
+
+
+def request_model(request: Payload) -> Any:
+    """The request's `model` member as it is (unchecked), None when absent."""
+    view = decode_view(request, _RequestView, _request_view)
+    return None if view is None else view.model
