@@ -384,6 +384,16 @@ def test_payload_text_that_is_not_an_object_reads_as_null() -> None:
     assert _record(response=msgspec.Raw(b'{"x":1e400}')).response is None
 
 
+def test_a_hand_edited_out_of_range_number_gives_a_record_with_a_null_payload(tmp_path: Path) -> None:
+    # The one documented exception to "judged as the store judges them"
+    # (docs/compatibility.md): finding it would take the full parse laziness avoids.
+    store = _write(tmp_path, b'{"dialect":"chat","request":{"x":1e400},"response":{"id":"c1"}}\n')
+    records, damaged = read_available_model_call_records(store, "r")
+    assert [(r.response_id, r.request, r.response) for r in records] == [("c1", None, {"id": "c1"})]
+    assert damaged == 0
+    assert store.read_available("r")[1] == 1
+
+
 def test_lines_are_judged_as_the_store_judges_them(tmp_path: Path) -> None:
     text = (
         b'{"model_call_id":"a","request":{"k":"\xc3\xa9"}}\n'
