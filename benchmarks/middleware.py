@@ -26,9 +26,12 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from model_call_capture import _codec
+from model_call_capture.contracts import CaptureConfig
 from model_call_capture.demo.model_server import create_app
+from model_call_capture.middleware import CaptureMiddleware
 from model_call_capture.reassembly import StreamReassembler
 
 from ._common import Row, median, not_ready
@@ -186,6 +189,7 @@ def run(quick: bool) -> list[Row]:
             raw_cpu_ms = _raw_append_cpu_ms(Path(tmp) / "floor.jsonl", 40 if quick else 400)
             chunks = asyncio.run(_stream_chunks())
             reassembly_cpu_ms = _reassembly_cpu_ms(chunks, 200 if quick else 2000)
+            first_on, first_off = asyncio.run(_first_body_in_process(tmp, 200 if quick else 2000))
         except Exception as exc:  # a component not ready: report it, do not crash the run
             return [not_ready(t, w, g, f"{type(exc).__name__}: {exc}") for t, w, g in targets]
     rows = []
@@ -196,6 +200,7 @@ def run(quick: bool) -> list[Row]:
     on_f, off_f = median([f for f, _ in st["on"]]) * 1000, median([f for f, _ in st["off"]]) * 1000
     added_f = on_f - off_f
     rows.append(Row("4b", targets[1][1], f"{added_f:+.3f} ms (p50 {on_f:.3f} ms on)", f"p50 {off_f:.3f} ms off", f"{on_f / off_f:.3f}x", targets[1][2], added_f <= 0.1, f"{n} streams each, alternating; whole stream p50 {median([t for _, t in st['on']]) * 1000:.2f} / {median([t for _, t in st['off']]) * 1000:.2f} ms on/off"))
+    rows.append(Row("4b'", "stream: the middleware's own share of the time to first byte", f"{(first_on - first_off) * 1e6:+.1f} us (first body message {first_on * 1e6:.1f} us after the call, on)", f"{first_off * 1e6:.1f} us off", f"{first_on / first_off:.2f}x", "(info)", None, "in process: the same app and middleware called directly, no sockets, no scheduler; what 4b adds beyond this comes from the machine (threads, wake-ups), not from code on the first-byte path"))
     r_on, r_off = median(rps["on"]), median(rps["off"])
     rows.append(Row("4c", targets[2][1], f"{r_on:,.0f} req/s on", f"{r_off:,.0f} req/s off", f"{r_on / r_off:.2f}x", targets[2][2], r_on / r_off >= 0.8, f"{len(rps['on'])} x {seconds:g} s per side, alternating; uvicorn with h11 + asyncio (no httptools/uvloop installed)"))
     c_on, c_off = median(cpu["on"]) * 1000, median(cpu["off"]) * 1000
@@ -213,10 +218,10 @@ def _raw_append_cpu_ms(path: Path, n: int) -> float:
     return (time.process_time() - t0) / n * 1000
 
 
-async def _stream_chunks() -> list[bytes]:
-    """The body chunks the scripted app sends for the benchmark's streaming request."""
+async def _asgi_stream(app: Any, path: str) -> tuple[list[bytes], float]:
+    """Call `app` in process with the benchmark's streaming request: the body chunks it sent,
+    and the seconds from the call to its first body message."""
     body = _request("bench-chunks", True).split(b"\r\n\r\n", 1)[1]
-    path = "/v1/chat/completions"
     scope = {
         "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST", "scheme": "http",
         "path": path, "raw_path": path.encode(), "root_path": "", "query_string": b"",
@@ -225,6 +230,7 @@ async def _stream_chunks() -> list[bytes]:
     }
     received = False
     chunks: list[bytes] = []
+    first = 0.0
 
     async def receive() -> dict[str, object]:
         nonlocal received
@@ -235,11 +241,34 @@ async def _stream_chunks() -> list[bytes]:
         raise AssertionError("unreachable")
 
     async def send(message: dict[str, object]) -> None:
+        nonlocal first
         if message["type"] == "http.response.body" and message.get("body"):
+            if not chunks:
+                first = time.perf_counter()
             chunks.append(bytes(message["body"]))  # type: ignore[arg-type]
 
-    await create_app()(scope, receive, send)
-    return chunks
+    t0 = time.perf_counter()
+    await app(scope, receive, send)
+    return chunks, first - t0
+
+
+async def _stream_chunks() -> list[bytes]:
+    """The body chunks the scripted app sends for the benchmark's streaming request."""
+    return (await _asgi_stream(create_app(), "/v1/chat/completions"))[0]
+
+
+async def _first_body_in_process(capture_dir: str, n: int) -> tuple[float, float]:
+    """Median seconds from the call to the first body message, capture on / off, in process:
+    the middleware's own share of the time to first byte, without sockets or scheduling."""
+    apps = {
+        on: CaptureMiddleware(create_app(), config=CaptureConfig(observability_enabled=on, model_call_capture_dir=capture_dir), model_server_name="bench_model")
+        for on in (True, False)
+    }
+    times: dict[bool, list[float]] = {True: [], False: []}
+    for i in range(n):
+        for on in ((True, False) if i % 2 == 0 else (False, True)):
+            times[on].append((await _asgi_stream(apps[on], "/ng-rollout/bench-first/v1/chat/completions"))[1])
+    return median(times[True][n // 10 :]), median(times[False][n // 10 :])
 
 
 def _reassembly_cpu_ms(chunks: list[bytes], n: int) -> float:
