@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 from pathlib import Path
 from typing import Any
@@ -417,3 +418,9 @@ def test_a_line_of_a_newer_format_is_refused_whatever_its_payloads(tmp_path: Pat
     for line in (b'{"format":"model-call-capture/2"}\n', b'{"format":"model-call-capture/2","request":[1]}\n'):
         with pytest.raises(UnsupportedFormatError, match="newer than this reader"):
             read_available_model_call_records(_write(tmp_path, line), "r")
+
+
+def test_records_read_in_bulk_are_not_tracked_by_the_cyclic_collector(tmp_path: Path) -> None:
+    store = _write(tmp_path, b'{"dialect":"chat","model_ref":{"type":"responses_api_models","name":"m"},"response":{"choices":[{"message":{"tool_calls":[{"id":"t","function":{"name":"f","arguments":"{}"}}]}}]}}\n')
+    (record,) = read_model_call_records(store, "r")
+    assert [gc.is_tracked(value) for value in (record, record.model_ref, record.tool_calls[0])] == [False, False, False]
