@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import json
+import pickle
 from pathlib import Path
 from typing import Any
 
@@ -377,6 +378,13 @@ def test_to_dict_gives_plain_values_where_msgspec_refuses_unread_payload_text(tm
         msgspec.to_builtins(record)
     row = record.to_dict()
     assert (row["model_call_id"], row["request"], row["response"], row["tool_calls"]) == ("a", {"model": "m"}, {"id": "c1"}, [])
+
+
+def test_an_unread_record_survives_pickling_for_worker_processes(tmp_path: Path) -> None:
+    store = _write(tmp_path, b'{"model_call_id":"a","request":{"model":"m"},"response":{"id":"c1"}}\n')
+    (record,) = read_model_call_records(store, "r")
+    copy = pickle.loads(pickle.dumps(record))
+    assert (copy.model_call_id, copy.request, copy.response) == ("a", {"model": "m"}, {"id": "c1"})
 
 
 def test_payload_text_that_is_not_an_object_reads_as_null() -> None:

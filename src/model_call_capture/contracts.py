@@ -211,7 +211,8 @@ class ModelCallRecord(msgspec.Struct, kw_only=True, gc=False):
         """The record as plain JSON-ready Python values (payloads decoded), e.g. for pandas.
 
         Use this rather than `msgspec.to_builtins`, which refuses the payload text a record
-        read from a file holds until its payloads are first read.
+        read from a file holds until its payloads are first read (`msgspec.structs.asdict`
+        returns that text as `msgspec.Raw`). Pickling and copying need nothing special.
         """
         value: dict[str, Any] = _codec.to_builtins(self)
         return value
