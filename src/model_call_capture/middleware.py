@@ -61,7 +61,6 @@ import asyncio
 import ctypes
 import functools
 import logging
-import re
 import threading
 import time
 import uuid
@@ -76,7 +75,7 @@ import brotli
 from . import _codec
 from .contracts import CAPTURE_LINE_FORMAT, CaptureConfig, CaptureLine, Dialect, ModelRef
 from .correlation import ROLLOUT_PREFIX
-from .dialects import dialect_for_path
+from .dialects import dialect_for_path, get_dialect
 from .reassembly import StreamReassembler
 from .redaction import Redaction
 from .store import CaptureStore, InvalidRolloutIdError, validate_rollout_id
@@ -397,6 +396,7 @@ class _Call:
         "mw",
         "rollout_id",
         "dialect",
+        "dialect_module",
         "context",
         "cap",
         "started_at",
@@ -435,6 +435,7 @@ class _Call:
         self.mw = mw
         self.rollout_id = rollout_id
         self.dialect: Dialect = dialect
+        self.dialect_module = get_dialect(dialect)
         self.context = CaptureContext(rollout_id, uuid.uuid4().hex, dialect)
         self.cap = mw.config.capture_max_bytes
         self.started_at = 0.0
@@ -566,16 +567,17 @@ class _Call:
         ended inside a line, across the boundary. An event whose marker was in an earlier
         chunk is covered by `doubt` (set when a marker chunk left an event open).
         """
-        may_end = _MAY_END[self.dialect]
-        if may_end(body):
+        dialect = self.dialect_module
+        if dialect.may_end(body):
             return True
         tail = self.tail
-        if tail is not None and may_end(tail + body[:_MARKER_MAX]):
+        overlap = dialect.END_MARKER_LEN
+        if tail is not None and dialect.may_end(tail + body[:overlap]):
             return True
         if body.endswith(b"\n"):
             self.tail = None
         else:
-            self.tail = (body if tail is None else tail + body)[-_MARKER_MAX:]
+            self.tail = (body if tail is None else tail + body)[-overlap:]
         return False
 
     async def _on_send(self, message: Message, send: Send) -> None:
@@ -846,55 +848,6 @@ _CONNECTION_ERRORS = frozenset(
         "ServerDisconnectedError",
     }
 )
-
-
-# -- terminal markers ----------------------------------------------------------------
-#
-# What can make each dialect's stream state terminal (dialects/<name>.py), spelled as it
-# must appear in the SSE text of the chunk that completes the event:
-# - chat: data `[DONE]`; an `error` event; a data object with an `error` member;
-# - responses: `response.completed|incomplete|failed`; an `error` event (its name compared
-#   case-insensitively); a data object of type `error` or with an `error` member;
-# - messages: `message_stop` or `error`, as the event name or the data's `type`.
-# A JSON string may spell a letter of these as `\u00XX`; any escape of an ASCII
-# character in 0x20-0x7f counts as a possible marker. A chunk without any of these
-# cannot complete a terminal event; one with them is reassembled before it goes out.
-# (Each check is a few C-level substring searches, not a regex over the chunk.)
-
-_ASCII_ESCAPE = re.compile(rb"\\u00[2-7]")
-_MARKER_MAX = len("response.incomplete")
-"""The longest marker: the overlap looked at across a chunk boundary."""
-
-
-def _escaped(chunk: bytes) -> bool:
-    return b"\\u00" in chunk and _ASCII_ESCAPE.search(chunk) is not None
-
-
-def _chat_may_end(chunk: bytes) -> bool:
-    return b"[DONE]" in chunk or b"error" in chunk or _escaped(chunk)
-
-
-def _responses_may_end(chunk: bytes) -> bool:
-    chunk = chunk.lower()
-    return (
-        b"error" in chunk
-        or b"response.completed" in chunk
-        or b"response.incomplete" in chunk
-        or b"response.failed" in chunk
-        or _escaped(chunk)
-    )
-
-
-def _messages_may_end(chunk: bytes) -> bool:
-    return b"message_stop" in chunk or b"error" in chunk or _escaped(chunk)
-
-
-_MAY_END: dict[str, Callable[[bytes], bool]] = {
-    "chat": _chat_may_end,
-    "responses": _responses_may_end,
-    "messages": _messages_may_end,
-}
-"""Per dialect: False only when a chunk cannot complete the stream's terminal event."""
 
 
 # -- content-encoding ----------------------------------------------------------------

@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypeAlias, TypeVar
 
+import re
+
 import msgspec
 
 from .. import _codec
@@ -26,6 +28,7 @@ __all__ = [
     "StreamState",
     "Terminal",
     "decode_view",
+    "escaped_ascii",
     "request_model",
     "token_count",
     "tool_arguments",
@@ -103,6 +106,18 @@ class DialectModule(Protocol):
     def derive(self, request: Payload, response: Payload) -> Derived:
         """Derive record facts from a (possibly null) request and response; never raises."""
 
+    def may_end(self, chunk: bytes) -> bool:
+        """False only when SSE text holding `chunk` cannot complete the terminal event.
+
+        Cheap (a few substring searches) and conservative: it looks for what makes this
+        dialect's stream state terminal, spelled as it appears in the SSE text, and for a
+        JSON escape that could spell it. The middleware forwards a chunk for which it is
+        False before capturing it.
+        """
+
+    END_MARKER_LEN: int
+    """Length of the longest marker `may_end` looks for: the overlap checked across a chunk boundary."""
+
 
 def token_count(value: object) -> int | None:
     """A token count, or None when it is not a non-negative integer (bools are not counts)."""
@@ -147,9 +162,9 @@ class _RequestView(msgspec.Struct, gc=False):
 _request_view = msgspec.json.Decoder(_RequestView)
 
 
-def decode_view(payload: Payload, view: type[_View], decoder: msgspec.json.Decoder[_View]) -> _View | None:
-    """The `view` Struct of a payload (decoded by `decoder`, a Decoder of `view`); None when
-    the payload is null, not an object, or not decodable.
+def decode_view(payload: Payload, decoder: msgspec.json.Decoder[_View]) -> _View | None:
+    """The view Struct of a payload (`decoder` is a Decoder of that view); None when the
+    payload is null, not an object, or not decodable.
 
     A dict (a caller holding decoded bodies) is converted in place of decoding: only the
     view's fields are looked up, as in the text.
@@ -158,13 +173,26 @@ def decode_view(payload: Payload, view: type[_View], decoder: msgspec.json.Decod
         if type(payload) is msgspec.Raw:
             return decoder.decode(payload)
         if isinstance(payload, dict):
-            return msgspec.convert(payload, view)
+            view: _View = msgspec.convert(payload, decoder.type)
+            return view
     except (msgspec.DecodeError, UnicodeDecodeError, RecursionError, TypeError, OverflowError):
         pass  # not an object, or values no JSON text can hold: nothing to derive from
     return None
 
 
+_ASCII_ESCAPE = re.compile(rb"\\u00[2-7]")
+
+
+def escaped_ascii(chunk: bytes) -> bool:
+    """Whether `chunk` holds a JSON `\\u00XX` escape of an ASCII character in 0x20-0x7f.
+
+    A JSON string may spell any letter of a terminal marker that way; `may_end` of every
+    dialect counts such an escape as a possible marker.
+    """
+    return b"\\u00" in chunk and _ASCII_ESCAPE.search(chunk) is not None
+
+
 def request_model(request: Payload) -> Any:
     """The request's `model` member as it is (unchecked), None when absent."""
-    view = decode_view(request, _RequestView, _request_view)
+    view = decode_view(request, _request_view)
     return None if view is None else view.model

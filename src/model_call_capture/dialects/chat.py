@@ -42,6 +42,7 @@ from .base import (
     StreamResult,
     Terminal,
     decode_view,
+    escaped_ascii,
     request_model,
     token_count,
     tool_arguments,
@@ -696,6 +697,19 @@ def _text(data: bytes) -> str:
     return data.decode("utf-8", "replace")
 
 
+END_MARKER_LEN = len("[DONE]")
+"""Length of the longest marker `may_end` looks for."""
+
+
+def may_end(chunk: bytes) -> bool:
+    """False only when SSE text holding `chunk` cannot complete the terminal event.
+
+    What makes the state terminal: data `[DONE]`, an `error` event, or a data object with
+    an `error` member.
+    """
+    return b"[DONE]" in chunk or b"error" in chunk or escaped_ascii(chunk)
+
+
 def new_stream_state() -> StreamState:
     """A fresh Chat Completions stream state."""
     return StreamState()
@@ -770,7 +784,7 @@ def derive(request: Payload, response: Payload) -> Derived:
     one clients use; with `n > 1` the other choices stay in the response.
     """
     try:
-        return _derive(request, decode_view(response, _ResponseView, _response_view) or _ResponseView())
+        return _derive(request, decode_view(response, _response_view) or _ResponseView())
     except Exception:  # a malformed body must still give a record
         return Derived(model=_nonempty(request_model(request)))
 

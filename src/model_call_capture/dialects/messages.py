@@ -57,6 +57,7 @@ from .base import (
     StreamResult,
     Terminal,
     decode_view,
+    escaped_ascii,
     request_model,
     token_count,
 )
@@ -1021,6 +1022,19 @@ def _is_index(value: Any) -> TypeGuard[int]:
     return type(value) is int and value >= 0
 
 
+END_MARKER_LEN = len("message_stop")
+"""Length of the longest marker `may_end` looks for."""
+
+
+def may_end(chunk: bytes) -> bool:
+    """False only when SSE text holding `chunk` cannot complete the terminal event.
+
+    What makes the state terminal: `message_stop` or `error`, as the event name or the
+    data's `type`.
+    """
+    return b"message_stop" in chunk or b"error" in chunk or escaped_ascii(chunk)
+
+
 def new_stream_state() -> StreamState:
     """A fresh stream state."""
     return StreamState()
@@ -1069,7 +1083,7 @@ def derive(request: Payload, response: Payload) -> Derived:
     `status` member of any body).
     """
     derived = Derived()
-    resp = decode_view(response, _ResponseView, _response_view) or _ResponseView()
+    resp = decode_view(response, _response_view) or _ResponseView()
     if isinstance(resp.id, str):
         derived.response_id = resp.id
     model = resp.model

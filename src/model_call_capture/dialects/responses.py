@@ -32,6 +32,7 @@ from .base import (
     StreamResult,
     Terminal,
     decode_view,
+    escaped_ascii,
     request_model,
     token_count,
     tool_arguments,
@@ -1256,6 +1257,27 @@ def _new_part(slot: _Slot, item: _Any) -> _Any:
     return part
 
 
+END_MARKER_LEN = len("response.incomplete")
+"""Length of the longest marker `may_end` looks for."""
+
+
+def may_end(chunk: bytes) -> bool:
+    """False only when SSE text holding `chunk` cannot complete the terminal event.
+
+    What makes the state terminal: `response.completed`, `response.incomplete` or
+    `response.failed`; an `error` event (its name compared case-insensitively, hence the
+    lower-casing); a data object of type `error` or with an `error` member.
+    """
+    chunk = chunk.lower()
+    return (
+        b"error" in chunk
+        or b"response.completed" in chunk
+        or b"response.incomplete" in chunk
+        or b"response.failed" in chunk
+        or escaped_ascii(chunk)
+    )
+
+
 def new_stream_state() -> StreamState:
     """A fresh stream state."""
     return StreamState()
@@ -1327,7 +1349,7 @@ def derive(request: Payload, response: Payload) -> Derived:
     `custom_tool_call` items; reasoning is every summary and reasoning text, in order,
     joined by a newline.
     """
-    resp = decode_view(response, _ResponseView, _response_view) or _ResponseView()
+    resp = decode_view(response, _response_view) or _ResponseView()
     usage = resp.usage if isinstance(resp.usage, _UsageView) else _NO_USAGE
     tokens_in = token_count(usage.input_tokens)
     tokens_out = token_count(usage.output_tokens)
