@@ -29,7 +29,11 @@ def machine() -> str:
     """One line describing where the run happened."""
     capture_dir = os.environ.get("MCC_BENCH_DIR") or tempfile.gettempdir()
     try:
-        fs = subprocess.run(["df", "-T", capture_dir], capture_output=True, text=True, check=False).stdout.splitlines()[-1].split()
+        fs = (
+            subprocess.run(["df", "-T", capture_dir], capture_output=True, text=True, check=False)
+            .stdout.splitlines()[-1]
+            .split()
+        )
         disk = f"{fs[0]} ({fs[1]})"
     except Exception:  # df missing: not worth failing the run
         disk = "unknown"
@@ -42,8 +46,12 @@ def machine() -> str:
 def main(argv: list[str] | None = None) -> int:
     """Run the selected sections and print a markdown table of ratios."""
     parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
-    parser.add_argument("--quick", action="store_true", help="small sizes and few rounds (CI smoke run)")
-    parser.add_argument("--only", default=",".join(SECTIONS), help="comma-separated sections (default: all)")
+    parser.add_argument(
+        "--quick", action="store_true", help="small sizes and few rounds (CI smoke run)"
+    )
+    parser.add_argument(
+        "--only", default=",".join(SECTIONS), help="comma-separated sections (default: all)"
+    )
     args = parser.parse_args(argv)
     # The SDKs' pydantic models warn while building some recorded events; not our concern here.
     warnings.simplefilter("ignore")
@@ -58,7 +66,9 @@ def main(argv: list[str] | None = None) -> int:
             traceback.print_exc()
             rows.append(not_ready(key, title, "see issue 8", f"{type(exc).__name__}: {exc}"))
     print(f"machine: {machine()}")
-    print(f"command: python -m benchmarks{' --quick' if args.quick else ''}; {time.perf_counter() - started:.0f} s\n")
+    print(
+        f"command: python -m benchmarks{' --quick' if args.quick else ''}; {time.perf_counter() - started:.0f} s\n"
+    )
     print(format_table(rows))
     return 0
 

@@ -50,13 +50,24 @@ def main() -> None:
 
     async def app(scope: Any, receive: Any, send: Any) -> None:
         await receive()
-        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"text/event-stream")]})
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 200,
+                "headers": [(b"content-type", b"text/event-stream")],
+            }
+        )
         for chunk in GENERATORS[dialect](n):
             total[0] += len(chunk)
             await send({"type": "http.response.body", "body": chunk, "more_body": True})
         await send({"type": "http.response.body", "body": b"", "more_body": False})
 
-    config = CaptureConfig(observability_enabled=mode == "on", model_call_capture_dir=capture_dir, capture_stream_raw="never", capture_max_bytes=1 << 40)
+    config = CaptureConfig(
+        observability_enabled=mode == "on",
+        model_call_capture_dir=capture_dir,
+        capture_stream_raw="never",
+        capture_max_bytes=1 << 40,
+    )
     mw = CaptureMiddleware(app, config=config, model_server_name="bench_model")
     path = f"/ng-rollout/bench-memory/{_PATHS[dialect].lstrip('/')}"
     request = json.dumps({"model": "bench", "stream": True}).encode()
@@ -75,7 +86,15 @@ def main() -> None:
         async def send(message: Any) -> None:
             pass
 
-        scope = {"type": "http", "method": "POST", "path": path, "raw_path": path.encode(), "root_path": "", "headers": [(b"content-type", b"application/json")], "query_string": b""}
+        scope = {
+            "type": "http",
+            "method": "POST",
+            "path": path,
+            "raw_path": path.encode(),
+            "root_path": "",
+            "headers": [(b"content-type", b"application/json")],
+            "query_string": b"",
+        }
         await mw(scope, receive, send)
 
     gc.collect()

@@ -38,13 +38,19 @@ def main() -> None:
     mode, capture_dir = sys.argv[1], sys.argv[2]
     config = CaptureConfig(observability_enabled=mode != "off", model_call_capture_dir=capture_dir)
     store = _NoDiskStore(capture_dir) if mode == "nodisk" else None
-    app = CaptureMiddleware(create_app(), config=config, model_server_name="bench_model", store=store)
+    app = CaptureMiddleware(
+        create_app(), config=config, model_server_name="bench_model", store=store
+    )
     # proto IPPROTO_TCP: asyncio sets TCP_NODELAY on accepted sockets only when the
     # listening socket says TCP (with proto 0, keep-alive replies wait 40 ms on delayed ACKs).
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
-    server = uvicorn.Server(uvicorn.Config(app, lifespan="off", ws="none", log_level="warning", access_log=False, backlog=256))
+    server = uvicorn.Server(
+        uvicorn.Config(
+            app, lifespan="off", ws="none", log_level="warning", access_log=False, backlog=256
+        )
+    )
 
     def watch_stdin() -> None:
         sys.stdin.read()

@@ -24,11 +24,19 @@ from model_call_capture.store import CaptureStore
 
 from ._common import Row, median, not_ready
 
-__all__ = ["run", "fsync_floor_ms"]
+__all__ = ["fsync_floor_ms", "run"]
 
-_LINE = bytes(_codec.encode_line(
-    {"format": "model-call-capture/1", "model_call_id": "0" * 32, "dialect": "chat", "request": {"messages": [{"role": "user", "content": "x" * 600}]}, "response": {"choices": [{"message": {"content": "y" * 600}}]}}
-))
+_LINE = bytes(
+    _codec.encode_line(
+        {
+            "format": "model-call-capture/1",
+            "model_call_id": "0" * 32,
+            "dialect": "chat",
+            "request": {"messages": [{"role": "user", "content": "x" * 600}]},
+            "response": {"choices": [{"message": {"content": "y" * 600}}]},
+        }
+    )
+)
 
 
 def _raw_append(path: Path, data: bytes) -> None:
@@ -87,7 +95,9 @@ def _single(root: Path, n: int) -> tuple[float, float]:
     return 1 / median(ours), 1 / median(floor)
 
 
-def _cpu_per_append(fns: tuple[Callable[[], None], Callable[[], None]], n: int) -> tuple[float, float]:
+def _cpu_per_append(
+    fns: tuple[Callable[[], None], Callable[[], None]], n: int
+) -> tuple[float, float]:
     """Seconds of CPU (user + system, this process) per call of each of `fns`, measured in
     alternating runs of 20 calls (the CPU cost of an fsync drifts with the disk's weather)."""
     totals = [0.0, 0.0]
@@ -133,7 +143,9 @@ def _threads(n_threads: int, per_thread: int, append: Callable[[], None]) -> tup
 def run(quick: bool) -> list[Row]:
     """Rows 3a (one writer) and 3b (64 concurrent writers)."""
     rows = []
-    with tempfile.TemporaryDirectory(prefix="mcc-bench-appends-", dir=os.environ.get("MCC_BENCH_DIR")) as tmp:
+    with tempfile.TemporaryDirectory(
+        prefix="mcc-bench-appends-", dir=os.environ.get("MCC_BENCH_DIR")
+    ) as tmp:
         root = Path(tmp)
         what = "one writer: durable appends/s"
         try:
@@ -141,9 +153,33 @@ def run(quick: bool) -> list[Row]:
             ratio = ours / floor
             store, raw_path = CaptureStore(root), root / "raw.jsonl"
             n_cpu = 40 if quick else 600
-            cpu_ours, cpu_raw = _cpu_per_append((lambda: store.append("single", _LINE), lambda: _raw_append(raw_path, _LINE)), n_cpu)
-            rows.append(Row("3a", what, f"{ours:,.0f}/s", f"{floor:,.0f}/s (open+write+fsync+close)", f"{ratio:.2f}x", ">= 0.9x", ratio >= 0.9, f"{len(_LINE)} B lines; medians of alternating single appends"))
-            rows.append(Row("3a'", "CPU (user+sys) per durable append", f"{cpu_ours * 1e6:.0f} us", f"{cpu_raw * 1e6:.0f} us (raw)", f"{cpu_ours / cpu_raw:.1f}x", "(info)", None, "what an append costs the process besides waiting for the disk"))
+            cpu_ours, cpu_raw = _cpu_per_append(
+                (lambda: store.append("single", _LINE), lambda: _raw_append(raw_path, _LINE)), n_cpu
+            )
+            rows.append(
+                Row(
+                    "3a",
+                    what,
+                    f"{ours:,.0f}/s",
+                    f"{floor:,.0f}/s (open+write+fsync+close)",
+                    f"{ratio:.2f}x",
+                    ">= 0.9x",
+                    ratio >= 0.9,
+                    f"{len(_LINE)} B lines; medians of alternating single appends",
+                )
+            )
+            rows.append(
+                Row(
+                    "3a'",
+                    "CPU (user+sys) per durable append",
+                    f"{cpu_ours * 1e6:.0f} us",
+                    f"{cpu_raw * 1e6:.0f} us (raw)",
+                    f"{cpu_ours / cpu_raw:.1f}x",
+                    "(info)",
+                    None,
+                    "what an append costs the process besides waiting for the disk",
+                )
+            )
         except Exception as exc:  # a component not ready: report it, do not crash the run
             rows.append(not_ready("3a", what, ">= 0.9x", f"{type(exc).__name__}: {exc}"))
         what = "64 threads, one file: appends/s"
@@ -161,9 +197,42 @@ def run(quick: bool) -> list[Row]:
             g, s, u = (median([rate for rate, _ in runs]) for runs in (group, locked, unlocked))
             g_cpu, s_cpu = (median([cpu for _, cpu in runs]) for runs in (group, locked))
             fsync_ms = fsync_floor_ms(root, 10 if quick else 40)
-            rows.append(Row("3b", what, f"{g:,.0f}/s (group commit)", f"{s:,.0f}/s (one fsync per append, under flock)", f"{g / s:.1f}x", ">= 4x", g / s >= 4, f"{64 * per} appends per side per round; same promise: durable on return, writers serialized by flock; fsync p50 {fsync_ms:.2f} ms now (the ratio is about fsync time / store CPU per append)"))
-            rows.append(Row("3b'", "64 threads, one file, baseline without the lock", f"{g:,.0f}/s (group commit)", f"{u:,.0f}/s (open+write+fsync+close, no lock)", f"{g / u:.1f}x", "(info)", None, "not the same promise: no serialization across processes/hosts; the kernel already merges concurrent fsyncs of one inode"))
-            rows.append(Row("3b''", "64 threads, one file: CPU (user+sys) per append", f"{g_cpu * 1e6:.0f} us (group commit)", f"{s_cpu * 1e6:.0f} us (one fsync per append, under flock)", f"{g_cpu / s_cpu:.2f}x", "(info)", None, "all threads of the process; the group-commit gain is about fsync time / this CPU"))
+            rows.append(
+                Row(
+                    "3b",
+                    what,
+                    f"{g:,.0f}/s (group commit)",
+                    f"{s:,.0f}/s (one fsync per append, under flock)",
+                    f"{g / s:.1f}x",
+                    ">= 4x",
+                    g / s >= 4,
+                    f"{64 * per} appends per side per round; same promise: durable on return, writers serialized by flock; fsync p50 {fsync_ms:.2f} ms now (the ratio is about fsync time / store CPU per append)",
+                )
+            )
+            rows.append(
+                Row(
+                    "3b'",
+                    "64 threads, one file, baseline without the lock",
+                    f"{g:,.0f}/s (group commit)",
+                    f"{u:,.0f}/s (open+write+fsync+close, no lock)",
+                    f"{g / u:.1f}x",
+                    "(info)",
+                    None,
+                    "not the same promise: no serialization across processes/hosts; the kernel already merges concurrent fsyncs of one inode",
+                )
+            )
+            rows.append(
+                Row(
+                    "3b''",
+                    "64 threads, one file: CPU (user+sys) per append",
+                    f"{g_cpu * 1e6:.0f} us (group commit)",
+                    f"{s_cpu * 1e6:.0f} us (one fsync per append, under flock)",
+                    f"{g_cpu / s_cpu:.2f}x",
+                    "(info)",
+                    None,
+                    "all threads of the process; the group-commit gain is about fsync time / this CPU",
+                )
+            )
         except Exception as exc:  # a component not ready: report it, do not crash the run
             rows.append(not_ready("3b", what, ">= 4x", f"{type(exc).__name__}: {exc}"))
     return rows

@@ -26,7 +26,10 @@ MB = 1024 * 1024
 
 def _deltas_for(dialect: str, size: int) -> int:
     """The number of text deltas that makes the generated stream about `size` bytes."""
-    small, big = sum(map(len, stream_bytes(dialect, 1000))), sum(map(len, stream_bytes(dialect, 3000)))
+    small, big = (
+        sum(map(len, stream_bytes(dialect, 1000))),
+        sum(map(len, stream_bytes(dialect, 3000))),
+    )
     per_delta = (big - small) / 2000
     return max(100, int((size - small) / per_delta) + 1000)
 
@@ -41,7 +44,9 @@ def _measure(dialect: str, n: int, mode: str, capture_dir: str) -> dict[str, Any
         check=False,
     )
     if out.returncode != 0:
-        raise RuntimeError(out.stderr.strip().splitlines()[-1] if out.stderr.strip() else f"exit {out.returncode}")
+        raise RuntimeError(
+            out.stderr.strip().splitlines()[-1] if out.stderr.strip() else f"exit {out.returncode}"
+        )
     result: dict[str, Any] = json.loads(out.stdout)
     return result
 
@@ -54,7 +59,9 @@ def run(quick: bool) -> list[Row]:
         what = f"capture a {size // MB} MB `{dialect}` stream: added peak RSS"
         try:
             n = _deltas_for(dialect, size)
-            with tempfile.TemporaryDirectory(prefix="mcc-bench-mem-", dir=os.environ.get("MCC_BENCH_DIR")) as tmp:
+            with tempfile.TemporaryDirectory(
+                prefix="mcc-bench-mem-", dir=os.environ.get("MCC_BENCH_DIR")
+            ) as tmp:
                 off = _measure(dialect, n, "off", tmp)
                 on = _measure(dialect, n, "on", tmp)
             if not on.get("line_ok"):

@@ -43,7 +43,13 @@ _PATH = "/ng-rollout/{rollout}/v1/chat/completions"
 
 
 def _request(rollout: str, stream: bool, model: str = "demo-gpt") -> bytes:
-    body = _codec.encode({"model": model, "messages": [{"role": "user", "content": "Weather in Paris?"}], "stream": stream})
+    body = _codec.encode(
+        {
+            "model": model,
+            "messages": [{"role": "user", "content": "Weather in Paris?"}],
+            "stream": stream,
+        }
+    )
     head = (
         f"POST {_PATH.format(rollout=rollout)} HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n"
         f"content-length: {len(body)}\r\n\r\n"
@@ -117,7 +123,9 @@ class _Conn:
         self.sock.close()
 
 
-def _latencies(ports: dict[str, int], stream: bool, n: int, floor: Path) -> dict[str, list[tuple[float, float]]]:
+def _latencies(
+    ports: dict[str, int], stream: bool, n: int, floor: Path
+) -> dict[str, list[tuple[float, float]]]:
     """(first byte, total) seconds of `n` calls to each server, alternating; under "fsync",
     the time of one raw durable append to `floor` after each pair (the same disk weather)."""
     conns = {mode: _Conn(port) for mode, port in ports.items()}
@@ -141,7 +149,9 @@ def _latencies(ports: dict[str, int], stream: bool, n: int, floor: Path) -> dict
     return out
 
 
-async def _stream_client(port: int, rollout: str, stop: float, count: list[int], model: str) -> None:
+async def _stream_client(
+    port: int, rollout: str, stop: float, count: list[int], model: str
+) -> None:
     reader, writer = await asyncio.open_connection("127.0.0.1", port, limit=1 << 24)
     request = _request(rollout, True, model)
     try:
@@ -160,16 +170,28 @@ async def _throughput(port: int, clients: int, seconds: float, model: str = "dem
     count = [0]
     t0 = time.perf_counter()
     stop = t0 + seconds
-    await asyncio.gather(*(_stream_client(port, f"bench-rps-{i}", stop, count, model) for i in range(clients)))
+    await asyncio.gather(
+        *(_stream_client(port, f"bench-rps-{i}", stop, count, model) for i in range(clients))
+    )
     return count[0] / (time.perf_counter() - t0)
 
 
 def run(quick: bool) -> list[Row]:
     """Rows 4a (JSON latency), 4b (stream time to first byte), 4c (streaming requests/s)."""
-    targets = (("4a", "JSON call: added p50 latency", "<= 1 fsync + 0.3 ms"), ("4b", "stream: added p50 time to first byte", "<= 0.1 ms"), ("4c", "32 streaming clients: requests/s", ">= 0.8x"))
-    with tempfile.TemporaryDirectory(prefix="mcc-bench-mw-", dir=os.environ.get("MCC_BENCH_DIR")) as tmp:
+    targets = (
+        ("4a", "JSON call: added p50 latency", "<= 1 fsync + 0.3 ms"),
+        ("4b", "stream: added p50 time to first byte", "<= 0.1 ms"),
+        ("4c", "32 streaming clients: requests/s", ">= 0.8x"),
+    )
+    with tempfile.TemporaryDirectory(
+        prefix="mcc-bench-mw-", dir=os.environ.get("MCC_BENCH_DIR")
+    ) as tmp:
         try:
-            with _server("on", tmp) as (on, on_pid), _server("off", tmp) as (off, off_pid), _server("nodisk", tmp) as (nodisk, nodisk_pid):
+            with (
+                _server("on", tmp) as (on, on_pid),
+                _server("off", tmp) as (off, off_pid),
+                _server("nodisk", tmp) as (nodisk, nodisk_pid),
+            ):
                 ports = {"on": on, "off": off}
                 pids = {"on": on_pid, "off": off_pid, "nodisk": nodisk_pid}
                 n = 40 if quick else 400
@@ -180,7 +202,7 @@ def run(quick: bool) -> list[Row]:
                 cpu: dict[str, list[float]] = {"on": [], "off": [], "nodisk": []}
                 ports["nodisk"] = nodisk
                 for i in range(1 if quick else 3):
-                    for mode in (("on", "off", "nodisk") if i % 2 == 0 else ("nodisk", "off", "on")):
+                    for mode in ("on", "off", "nodisk") if i % 2 == 0 else ("nodisk", "off", "on"):
                         c0, t0 = _cpu_seconds(pids[mode]), time.perf_counter()
                         rate = asyncio.run(_throughput(ports[mode], 32, seconds))
                         used = _cpu_seconds(pids[mode]) - c0
@@ -193,20 +215,89 @@ def run(quick: bool) -> list[Row]:
         except Exception as exc:  # a component not ready: report it, do not crash the run
             return [not_ready(t, w, g, f"{type(exc).__name__}: {exc}") for t, w, g in targets]
     rows = []
-    on_ms, off_ms = median([t for _, t in js["on"]]) * 1000, median([t for _, t in js["off"]]) * 1000
+    on_ms, off_ms = (
+        median([t for _, t in js["on"]]) * 1000,
+        median([t for _, t in js["off"]]) * 1000,
+    )
     budget = median([t for _, t in js["fsync"]]) * 1000 + 0.3
     added = on_ms - off_ms
-    rows.append(Row("4a", targets[0][1], f"+{added:.2f} ms (p50 {on_ms:.2f} ms on)", f"{budget:.2f} ms budget (fsync p50 {budget - 0.3:.2f} + 0.3; p50 {off_ms:.2f} ms off)", f"{added / budget:.2f} of budget", targets[0][2], added <= budget, f"{n} calls each, alternating, each pair followed by one raw append (open+write+fsync+close of a {len(_LINE)} B line) timed for the budget"))
+    rows.append(
+        Row(
+            "4a",
+            targets[0][1],
+            f"+{added:.2f} ms (p50 {on_ms:.2f} ms on)",
+            f"{budget:.2f} ms budget (fsync p50 {budget - 0.3:.2f} + 0.3; p50 {off_ms:.2f} ms off)",
+            f"{added / budget:.2f} of budget",
+            targets[0][2],
+            added <= budget,
+            f"{n} calls each, alternating, each pair followed by one raw append (open+write+fsync+close of a {len(_LINE)} B line) timed for the budget",
+        )
+    )
     on_f, off_f = median([f for f, _ in st["on"]]) * 1000, median([f for f, _ in st["off"]]) * 1000
     added_f = on_f - off_f
-    rows.append(Row("4b", targets[1][1], f"{added_f:+.3f} ms (p50 {on_f:.3f} ms on)", f"p50 {off_f:.3f} ms off", f"{on_f / off_f:.3f}x", targets[1][2], added_f <= 0.1, f"{n} streams each, alternating; whole stream p50 {median([t for _, t in st['on']]) * 1000:.2f} / {median([t for _, t in st['off']]) * 1000:.2f} ms on/off"))
-    rows.append(Row("4b'", "stream: the middleware's own share of the time to first byte", f"{(first_on - first_off) * 1e6:+.1f} us (first body message {first_on * 1e6:.1f} us after the call, on)", f"{first_off * 1e6:.1f} us off", f"{first_on / first_off:.2f}x", "(info)", None, "in process: the same app and middleware called directly, no sockets, no scheduler; what 4b adds beyond this comes from the machine (threads, wake-ups), not from code on the first-byte path"))
+    rows.append(
+        Row(
+            "4b",
+            targets[1][1],
+            f"{added_f:+.3f} ms (p50 {on_f:.3f} ms on)",
+            f"p50 {off_f:.3f} ms off",
+            f"{on_f / off_f:.3f}x",
+            targets[1][2],
+            added_f <= 0.1,
+            f"{n} streams each, alternating; whole stream p50 {median([t for _, t in st['on']]) * 1000:.2f} / {median([t for _, t in st['off']]) * 1000:.2f} ms on/off",
+        )
+    )
+    rows.append(
+        Row(
+            "4b'",
+            "stream: the middleware's own share of the time to first byte",
+            f"{(first_on - first_off) * 1e6:+.1f} us (first body message {first_on * 1e6:.1f} us after the call, on)",
+            f"{first_off * 1e6:.1f} us off",
+            f"{first_on / first_off:.2f}x",
+            "(info)",
+            None,
+            "in process: the same app and middleware called directly, no sockets, no scheduler; what 4b adds beyond this comes from the machine (threads, wake-ups), not from code on the first-byte path",
+        )
+    )
     r_on, r_off = median(rps["on"]), median(rps["off"])
-    rows.append(Row("4c", targets[2][1], f"{r_on:,.0f} req/s on", f"{r_off:,.0f} req/s off", f"{r_on / r_off:.2f}x", targets[2][2], r_on / r_off >= 0.8, f"{len(rps['on'])} x {seconds:g} s per side, alternating; uvicorn with h11 + asyncio (no httptools/uvloop installed)"))
+    rows.append(
+        Row(
+            "4c",
+            targets[2][1],
+            f"{r_on:,.0f} req/s on",
+            f"{r_off:,.0f} req/s off",
+            f"{r_on / r_off:.2f}x",
+            targets[2][2],
+            r_on / r_off >= 0.8,
+            f"{len(rps['on'])} x {seconds:g} s per side, alternating; uvicorn with h11 + asyncio (no httptools/uvloop installed)",
+        )
+    )
     c_on, c_off = median(cpu["on"]) * 1000, median(cpu["off"]) * 1000
-    rows.append(Row("4c'", "server CPU per streaming request", f"{c_on:.3f} ms on", f"{c_off:.3f} ms off", f"{c_on / c_off:.1f}x", "(info)", None, "utime+stime of the server process per request: the server is CPU-bound, so requests/s on/off is about the inverse of this ratio"))
+    rows.append(
+        Row(
+            "4c'",
+            "server CPU per streaming request",
+            f"{c_on:.3f} ms on",
+            f"{c_off:.3f} ms off",
+            f"{c_on / c_off:.1f}x",
+            "(info)",
+            None,
+            "utime+stime of the server process per request: the server is CPU-bound, so requests/s on/off is about the inverse of this ratio",
+        )
+    )
     c_nd = median(cpu["nodisk"]) * 1000
-    rows.append(Row("4c''", "added server CPU per streaming request, split", f"+{c_on - c_off:.3f} ms on = +{c_nd - c_off:.3f} capture without disk + {c_on - c_nd:.3f} durable append", f"{c_off:.3f} ms off", f"{(c_nd - c_off) / max(c_on - c_off, 1e-9):.2f} of it without disk", "(info)", None, f"third server: capture on, the store encodes each line and writes nothing ({median(rps['nodisk']):,.0f} req/s); 0.8x needs the whole addition <= {c_off / 4:.3f} ms, and one raw durable append (open+write+fsync+close, no capture) alone costs {raw_cpu_ms:.3f} ms of CPU here, reassembling the stream alone ({len(chunks)} chunks) {reassembly_cpu_ms:.3f} ms"))
+    rows.append(
+        Row(
+            "4c''",
+            "added server CPU per streaming request, split",
+            f"+{c_on - c_off:.3f} ms on = +{c_nd - c_off:.3f} capture without disk + {c_on - c_nd:.3f} durable append",
+            f"{c_off:.3f} ms off",
+            f"{(c_nd - c_off) / max(c_on - c_off, 1e-9):.2f} of it without disk",
+            "(info)",
+            None,
+            f"third server: capture on, the store encodes each line and writes nothing ({median(rps['nodisk']):,.0f} req/s); 0.8x needs the whole addition <= {c_off / 4:.3f} ms, and one raw durable append (open+write+fsync+close, no capture) alone costs {raw_cpu_ms:.3f} ms of CPU here, reassembling the stream alone ({len(chunks)} chunks) {reassembly_cpu_ms:.3f} ms",
+        )
+    )
     return rows
 
 
@@ -223,10 +314,22 @@ async def _asgi_stream(app: Any, path: str) -> tuple[list[bytes], float]:
     and the seconds from the call to its first body message."""
     body = _request("bench-chunks", True).split(b"\r\n\r\n", 1)[1]
     scope = {
-        "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST", "scheme": "http",
-        "path": path, "raw_path": path.encode(), "root_path": "", "query_string": b"",
-        "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())],
-        "client": ("127.0.0.1", 1), "server": ("127.0.0.1", 2), "extensions": {},
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": "POST",
+        "scheme": "http",
+        "path": path,
+        "raw_path": path.encode(),
+        "root_path": "",
+        "query_string": b"",
+        "headers": [
+            (b"content-type", b"application/json"),
+            (b"content-length", str(len(body)).encode()),
+        ],
+        "client": ("127.0.0.1", 1),
+        "server": ("127.0.0.1", 2),
+        "extensions": {},
     }
     received = False
     chunks: list[bytes] = []
@@ -261,13 +364,19 @@ async def _first_body_in_process(capture_dir: str, n: int) -> tuple[float, float
     """Median seconds from the call to the first body message, capture on / off, in process:
     the middleware's own share of the time to first byte, without sockets or scheduling."""
     apps = {
-        on: CaptureMiddleware(create_app(), config=CaptureConfig(observability_enabled=on, model_call_capture_dir=capture_dir), model_server_name="bench_model")
+        on: CaptureMiddleware(
+            create_app(),
+            config=CaptureConfig(observability_enabled=on, model_call_capture_dir=capture_dir),
+            model_server_name="bench_model",
+        )
         for on in (True, False)
     }
     times: dict[bool, list[float]] = {True: [], False: []}
     for i in range(n):
-        for on in ((True, False) if i % 2 == 0 else (False, True)):
-            times[on].append((await _asgi_stream(apps[on], "/ng-rollout/bench-first/v1/chat/completions"))[1])
+        for on in (True, False) if i % 2 == 0 else (False, True):
+            times[on].append(
+                (await _asgi_stream(apps[on], "/ng-rollout/bench-first/v1/chat/completions"))[1]
+            )
     return median(times[True][n // 10 :]), median(times[False][n // 10 :])
 
 

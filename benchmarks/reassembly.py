@@ -94,11 +94,30 @@ def run(quick: bool) -> list[Row]:
                 note += f"; {refused} the SDK cannot take left out"
             rows.append(_row(dialect, "recorded corpus", streams, rounds, note))
         else:
-            rows.append(Row("1", f"reassembly `{dialect}`, recorded corpus", "n/a", "n/a", "n/a", f">= {TARGET:g}x", None, f"skipped: {CORPUS} absent"))
+            rows.append(
+                Row(
+                    "1",
+                    f"reassembly `{dialect}`, recorded corpus",
+                    "n/a",
+                    "n/a",
+                    "n/a",
+                    f">= {TARGET:g}x",
+                    None,
+                    f"skipped: {CORPUS} absent",
+                )
+            )
         n = 300 if quick else 4000
         gen = [stream_bytes(dialect, n)]
         size = sum(map(len, gen[0]))
-        rows.append(_row(dialect, "generated stream", gen, rounds, f"{n} deltas, {len(gen[0])} events, {size / 1e6:.2f} MB"))
+        rows.append(
+            _row(
+                dialect,
+                "generated stream",
+                gen,
+                rounds,
+                f"{n} deltas, {len(gen[0])} events, {size / 1e6:.2f} MB",
+            )
+        )
         rows.append(_split(dialect, gen[0], rounds))
     return rows
 
@@ -125,7 +144,9 @@ def _split(dialect: str, chunks: list[bytes], rounds: int) -> Row:
         s.result()
 
     t_sse, t_state = interleaved(sse, state, rounds=rounds)
-    t_all, t_sdk = interleaved(lambda: ours(dialect, chunks), lambda: SDK_REASSEMBLERS[dialect](chunks), rounds=rounds)
+    t_all, t_sdk = interleaved(
+        lambda: ours(dialect, chunks), lambda: SDK_REASSEMBLERS[dialect](chunks), rounds=rounds
+    )
     n = len(decoded)
     us = 1e6 / n
     return Row(

@@ -40,11 +40,40 @@ def _requests() -> dict[str, dict[str, Any]]:
         {"role": "assistant", "content": "Let me check the forecast for Paris."},
         {"role": "user", "content": "Also tell me whether I need an umbrella this afternoon."},
     ]
-    tool = {"name": "get_weather", "description": "Current weather for a city.", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}
+    tool = {
+        "name": "get_weather",
+        "description": "Current weather for a city.",
+        "parameters": {
+            "type": "object",
+            "properties": {"city": {"type": "string"}},
+            "required": ["city"],
+        },
+    }
     return {
-        "responses": {"model": "gpt-bench", "input": turns, "tools": [{"type": "function", **tool}], "stream": False},
-        "chat": {"model": "gpt-bench", "messages": turns, "tools": [{"type": "function", "function": tool}], "stream": False},
-        "messages": {"model": "claude-bench", "max_tokens": 1024, "messages": turns, "tools": [{"name": tool["name"], "description": tool["description"], "input_schema": tool["parameters"]}]},
+        "responses": {
+            "model": "gpt-bench",
+            "input": turns,
+            "tools": [{"type": "function", **tool}],
+            "stream": False,
+        },
+        "chat": {
+            "model": "gpt-bench",
+            "messages": turns,
+            "tools": [{"type": "function", "function": tool}],
+            "stream": False,
+        },
+        "messages": {
+            "model": "claude-bench",
+            "max_tokens": 1024,
+            "messages": turns,
+            "tools": [
+                {
+                    "name": tool["name"],
+                    "description": tool["description"],
+                    "input_schema": tool["parameters"],
+                }
+            ],
+        },
     }
 
 
@@ -108,7 +137,11 @@ def _pydantic_baseline(path: Path) -> Any:
                     index += 1
                     continue
                 module = DIALECTS.get(line.get("dialect"))
-                d = module.derive(line.get("request"), line.get("response")) if module else Derived()
+                d = (
+                    module.derive(line.get("request"), line.get("response"))
+                    if module
+                    else Derived()
+                )
                 records.append(
                     PydanticRecord.model_validate(
                         {
@@ -174,18 +207,27 @@ def run(quick: bool) -> list[Row]:
         size = path.stat().st_size
         # The GC stays on here: a reader pays for it (row 2'' shows how much).
         t_ours, t_base = interleaved(
-            lambda: read_available_model_call_records(store, ROLLOUT), baseline, rounds=3, pause_gc=False
+            lambda: read_available_model_call_records(store, ROLLOUT),
+            baseline,
+            rounds=3,
+            pause_gc=False,
         )
         # Our records hold their payloads as JSON text until read: what a reader pays who
         # reads every payload (the GC on, as in row 2; the payloads are read after the read
         # returns, outside its GC pause, as a user's loop would).
-        t_all, t_base_all = interleaved(lambda: _read_every_payload(store), baseline, rounds=3, pause_gc=False)
+        t_all, t_base_all = interleaved(
+            lambda: _read_every_payload(store), baseline, rounds=3, pause_gc=False
+        )
         # Where the time goes (informational): the cyclic GC, and the cost of only
         # materializing the payload dicts with each parser.
         raw = path.read_bytes().splitlines()
         decoder = msgspec.json.Decoder()
-        t_nogc, t_base_nogc = interleaved(lambda: read_available_model_call_records(store, ROLLOUT), baseline, rounds=3)
-        t_msgspec, t_json = interleaved(lambda: [decoder.decode(x) for x in raw], lambda: [json.loads(x) for x in raw], rounds=3)
+        t_nogc, t_base_nogc = interleaved(
+            lambda: read_available_model_call_records(store, ROLLOUT), baseline, rounds=3
+        )
+        t_msgspec, t_json = interleaved(
+            lambda: [decoder.decode(x) for x in raw], lambda: [json.loads(x) for x in raw], rounds=3
+        )
     ratio = t_base / t_ours
     return [
         Row(

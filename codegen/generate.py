@@ -88,7 +88,9 @@ def schema_name(path: Path) -> str:
 
 def load_schemas(root: Path) -> dict[Path, dict[str, Any]]:
     """The schema documents, by path relative to `schemas/v1`."""
-    schemas = {p: json.loads((root / SCHEMAS / p).read_text(encoding="utf-8")) for p in schema_paths(root)}
+    schemas = {
+        p: json.loads((root / SCHEMAS / p).read_text(encoding="utf-8")) for p in schema_paths(root)
+    }
     if not schemas:
         raise GenerationError(f"no *{SUFFIX} under {root / SCHEMAS}")
     return schemas
@@ -136,7 +138,9 @@ def local_refs(schemas: dict[Path, dict[str, Any]]) -> dict[Path, dict[str, Any]
             if target is None:  # a relative file reference that no $id names
                 target = Path(os.path.normpath(path.parent / urldefrag(ref)[0]))
                 if target not in schemas:
-                    raise GenerationError(f"{SCHEMAS / path}: $ref {ref!r} names no schema under {SCHEMAS}")
+                    raise GenerationError(
+                        f"{SCHEMAS / path}: $ref {ref!r} names no schema under {SCHEMAS}"
+                    )
             pointer = f"#{fragment}" if fragment else ""
             relative = Path(os.path.relpath(target, path.parent)).as_posix()
             sub["$ref"] = (pointer or "#") if target == path else relative + pointer
@@ -178,7 +182,11 @@ def bundle(path: Path, schemas: dict[Path, dict[str, Any]]) -> dict[str, Any]:
                 imported = copy.deepcopy(resolve_pointer(schemas[target], pointer))
                 for keyword in ("$defs", "$schema", "$id", "examples"):
                     imported.pop(keyword, None)
-                name = imported.get("title") or pointer.rsplit("/", 1)[-1] or target.name.removesuffix(SUFFIX)
+                name = (
+                    imported.get("title")
+                    or pointer.rsplit("/", 1)[-1]
+                    or target.name.removesuffix(SUFFIX)
+                )
                 if name in defs:
                     raise GenerationError(
                         f"{SCHEMAS / path}: two definitions are named {name!r}; give them distinct titles"
@@ -217,7 +225,9 @@ def prepare_typescript(schemas: dict[Path, dict[str, Any]]) -> dict[Path, dict[s
             elif sub is not doc and is_any_schema(sub):
                 sub["tsType"] = "unknown"
         if is_any_schema(doc):
-            doc.update({"type": "object", "properties": {}, "additionalProperties": False, CONTAINER: True})
+            doc.update(
+                {"type": "object", "properties": {}, "additionalProperties": False, CONTAINER: True}
+            )
         prepared[path] = doc
     return prepared
 
@@ -245,7 +255,9 @@ def prepare_pydantic(schemas: dict[Path, dict[str, Any]]) -> dict[Path, dict[str
     return prepared
 
 
-def write_tree(folder: Path, schemas: dict[Path, dict[str, Any]], rename: dict[Path, Path] | None = None) -> None:
+def write_tree(
+    folder: Path, schemas: dict[Path, dict[str, Any]], rename: dict[Path, Path] | None = None
+) -> None:
     """Write `schemas` under `folder`, at their own paths or at `rename[path]`."""
     for path, doc in schemas.items():
         out = folder / (rename or {}).get(path, path)
@@ -262,7 +274,9 @@ def ensure_node_modules() -> None:
         return
     npm = shutil.which("npm")
     if npm is None:
-        raise GenerationError("npm is not installed; install Node.js >= 20, then run `npm ci --prefix codegen`")
+        raise GenerationError(
+            "npm is not installed; install Node.js >= 20, then run `npm ci --prefix codegen`"
+        )
     print("codegen/node_modules is missing: running `npm ci --prefix codegen`", file=sys.stderr)
     subprocess.run(
         [npm, "ci", "--prefix", str(REPO / CODEGEN), "--no-audit", "--no-fund"],
@@ -287,9 +301,9 @@ def generate_typescript(schemas: dict[Path, dict[str, Any]], work: Path) -> dict
         doc = prepared[Path(path)]
         if doc.get(CONTAINER):
             code = drop_container(code, doc.get("title", ""), path)
-        files[TS_OUT / (schema_name(Path(path)) + ".d.ts")] = header("//", (SCHEMAS / path).as_posix()) + code.lstrip(
-            "\n"
-        )
+        files[TS_OUT / (schema_name(Path(path)) + ".d.ts")] = header(
+            "//", (SCHEMAS / path).as_posix()
+        ) + code.lstrip("\n")
     return files
 
 
@@ -297,11 +311,14 @@ def drop_container(code: str, title: str, path: str) -> str:
     """Remove the empty interface declared for a root that only holds `$defs`."""
     name = re.sub(r"[^A-Za-z0-9_$]", "", title)
     declaration = re.compile(
-        r"^(/\*\*\n(?: \*.*\n)*? \*/\n)?export interface " + re.escape(name) + r" \{\}\n", re.MULTILINE
+        r"^(/\*\*\n(?: \*.*\n)*? \*/\n)?export interface " + re.escape(name) + r" \{\}\n",
+        re.MULTILINE,
     )
     code, count = declaration.subn("", code, count=1)
     if count != 1:
-        raise GenerationError(f"{SCHEMAS / path}: no empty `interface {name}` to remove from the TypeScript output")
+        raise GenerationError(
+            f"{SCHEMAS / path}: no empty `interface {name}` to remove from the TypeScript output"
+        )
     return code
 
 
@@ -418,14 +435,18 @@ def package_inits(schemas: dict[Path, dict[str, Any]], modules: dict[Path, str])
         "from __future__ import annotations",
         "",
     ]
-    lines += [f"from .{module} import {', '.join(names)}" for module, names in sorted(by_module.items())]
+    lines += [
+        f"from .{module} import {', '.join(names)}" for module, names in sorted(by_module.items())
+    ]
     lines += ["", "__all__ = [", *(f'    "{name}",' for name in sorted(exports)), "]", ""]
     dialects = sorted(module_path(p).stem for p in schemas if p.parent == Path("dialects"))
     dialect_doc = DIALECTS_DOC.format(modules=", ".join(f"`{m}`" for m in dialects))
     return {
         PY_OUT / "_base.py": header("#", COMMAND.split()[-1]) + BASE_SOURCE,
         PY_OUT / "__init__.py": "\n".join(lines),
-        PY_OUT / "dialects" / "__init__.py": header("#", f"the schemas under {(SCHEMAS / 'dialects').as_posix()}/")
+        PY_OUT / "dialects" / "__init__.py": header(
+            "#", f"the schemas under {(SCHEMAS / 'dialects').as_posix()}/"
+        )
         + dialect_doc,
     }
 
@@ -482,7 +503,11 @@ def type_text(schema: Any) -> str:
         return "nothing"
     if "$ref" in schema:
         ref = schema["$ref"]
-        return ref.rsplit("/", 1)[-1] if "#" in ref else Path(ref.split("#")[0]).name.removesuffix(SUFFIX)
+        return (
+            ref.rsplit("/", 1)[-1]
+            if "#" in ref
+            else Path(ref.split("#")[0]).name.removesuffix(SUFFIX)
+        )
     if "const" in schema:
         return f"`{json.dumps(schema['const'])}`"
     if "enum" in schema:
@@ -516,7 +541,10 @@ def field_table(title: str, schema: dict[str, Any]) -> str:
         )
     open_ = schema.get("additionalProperties", schema.get("unevaluatedProperties", True))
     if open_ is not False:
-        lines += ["", "Other fields are allowed." if open_ is True else f"Other fields: {type_text(open_)}."]
+        lines += [
+            "",
+            "Other fields are allowed." if open_ is True else f"Other fields: {type_text(open_)}.",
+        ]
     return "\n".join(lines)
 
 
@@ -539,7 +567,11 @@ def generate_docs(schemas: dict[Path, dict[str, Any]], root: Path) -> dict[Path,
     by_name = {schema_name(p): p for p in schemas}
     # `openai-chat` names `dialects/openai-chat` too, unless two folders share the name.
     stems = [p.name.removesuffix(SUFFIX) for p in schemas]
-    by_name |= {stem: p for stem, p in zip(stems, schemas) if stems.count(stem) == 1 and stem not in by_name}
+    by_name |= {
+        stem: p
+        for stem, p in zip(stems, schemas, strict=False)
+        if stems.count(stem) == 1 and stem not in by_name
+    }
 
     def fill(match: re.Match[str]) -> str:
         name = match["name"]
@@ -601,7 +633,11 @@ def write(artifacts: dict[Path, str], root: Path = REPO) -> None:
 def main(argv: list[str] | None = None) -> int:
     """Command line entry point; returns the exit status."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--check", action="store_true", help="regenerate in a temporary folder and diff; write nothing")
+    parser.add_argument(
+        "--check",
+        action="store_true",
+        help="regenerate in a temporary folder and diff; write nothing",
+    )
     args = parser.parse_args(argv)
     try:
         artifacts = generate()
@@ -619,7 +655,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     for diff in diffs.values():
         print(diff[:4000], end="" if diff.endswith("\n") else "\n")
-    print(f"\n{len(diffs)} generated file(s) differ from the schemas in {SCHEMAS}/:", file=sys.stderr)
+    print(
+        f"\n{len(diffs)} generated file(s) differ from the schemas in {SCHEMAS}/:", file=sys.stderr
+    )
     for path in diffs:
         print(f"  {path}", file=sys.stderr)
     print(f"fix: {COMMAND}   (then commit the result)", file=sys.stderr)

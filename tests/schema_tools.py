@@ -9,6 +9,7 @@ this folder on `sys.path`)::
 
     from schema_tools import reduce_schema_file, reduce_struct
 
+
     def test_request_matches_schema() -> None:
         assert reduce_struct(ChatRequest) == reduce_schema_file(
             "v1/dialects/openai-chat.schema.json", "#/$defs/ChatRequest"
@@ -19,8 +20,13 @@ reduces the definition at `pointer` (default: the document root) of a file under
 `schemas/`, following `$ref`s into other schema files offline. Both return the same shape,
 a dict keyed by the `title` of every object definition reachable from the start::
 
-    {"ModelRef": {"properties": {"name": ["string"], "type": ["string"]},
-                  "required": ["name", "type"], "closed": False}}
+    {
+        "ModelRef": {
+            "properties": {"name": ["string"], "type": ["string"]},
+            "required": ["name", "type"],
+            "closed": False,
+        }
+    }
 
 Each property reduces to a sorted list of tokens:
 - a JSON type: `string`, `integer`, `number`, `boolean`, `null`, `object`, `array`;
@@ -69,7 +75,9 @@ def schema_registry(root: Path = SCHEMAS_DIR) -> Registry[Any]:
     resources = []
     for path in schema_files(root):
         contents = json.loads(path.read_text(encoding="utf-8"))
-        resources.append((contents["$id"], Resource.from_contents(contents, default_specification=DRAFT202012)))
+        resources.append(
+            (contents["$id"], Resource.from_contents(contents, default_specification=DRAFT202012))
+        )
     return Registry().with_resources(resources)
 
 
@@ -119,7 +127,8 @@ class _Reducer:
         entry: dict[str, Any] = {}
         self.out[title] = entry  # placed first so recursive types terminate
         entry["properties"] = {
-            name: sorted(self._tokens(sub, resolver)) for name, sub in sorted(schema.get("properties", {}).items())
+            name: sorted(self._tokens(sub, resolver))
+            for name, sub in sorted(schema.get("properties", {}).items())
         }
         entry["required"] = sorted(schema.get("required", []))
         entry["closed"] = schema.get("additionalProperties") is False

@@ -31,7 +31,9 @@ def test_quick_run_prints_a_row_for_every_target(tmp_path: Path) -> None:
     out = done.stdout
     assert out.startswith("machine: nproc "), out
     assert "| # | measure | ours | baseline | ratio | target | verdict | note |" in out
-    rows = [line for line in out.splitlines() if line.startswith("| ") and not line.startswith("| # ")]
+    rows = [
+        line for line in out.splitlines() if line.startswith("| ") and not line.startswith("| # ")
+    ]
     for target in TARGETS:
         assert any(row.startswith(target) for row in rows), f"no row for target {target}:\n{out}"
     # A section that crashed would say so in its row instead of giving a ratio.

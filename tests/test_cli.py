@@ -88,10 +88,14 @@ def test_demo_leaves_one_capture_file_per_rollout_and_the_rollouts(demo: tuple[P
         expected = (["chat"] if rid == "3-0" else []) + ROLLOUT_DIALECTS
         assert [line["dialect"] for line in lines] == expected
         assert {line["model_ref"]["name"] for line in lines} == {"demo-model"}
-        assert [line["status_code"] for line in lines] == ([429] if rid == "3-0" else []) + [200] * 6
+        assert [line["status_code"] for line in lines] == ([429] if rid == "3-0" else []) + [
+            200
+        ] * 6
         assert [line.get("stream", False) for line in lines[-6:]] == [False, True] * 3
     rows = [json.loads(line) for line in (demo_dir / "rollouts.jsonl").read_text().splitlines()]
-    attachments = sorted((row["ng_model_call_capture"] for row in rows), key=lambda a: a["rollout_id"])
+    attachments = sorted(
+        (row["ng_model_call_capture"] for row in rows), key=lambda a: a["rollout_id"]
+    )
     assert [(a["rollout_id"], a["metrics"]["num_calls"]) for a in attachments] == [
         ("0-0", 6),
         ("1-0", 6),
@@ -101,9 +105,15 @@ def test_demo_leaves_one_capture_file_per_rollout_and_the_rollouts(demo: tuple[P
     assert [row["reward"] for row in rows] == [1.0] * 4
     first_chat = attachments[0]["calls"][0]
     assert first_chat["tool_calls"] == [
-        {"call_id": first_chat["tool_calls"][0]["call_id"], "name": "get_weather", "arguments": {"city": "Paris"}}
+        {
+            "call_id": first_chat["tool_calls"][0]["call_id"],
+            "name": "get_weather",
+            "arguments": {"city": "Paris"},
+        }
     ]
-    assert "request" not in first_chat or first_chat["request"] is None  # attached calls omit payloads
+    assert (
+        "request" not in first_chat or first_chat["request"] is None
+    )  # attached calls omit payloads
 
 
 def test_demo_prints_a_summary_and_where_the_files_are(demo: tuple[Path, Any]) -> None:
@@ -128,7 +138,9 @@ def test_demo_rerun_in_the_same_dir_replaces_the_earlier_captures(tmp_path: Path
     code, out, _ = mcc("demo", "--dir", str(tmp_path), "--rollouts", "1")
     assert code == 0
     assert "mcc demo: 1 rollouts, 6 model calls" in out
-    assert sorted(p.name for p in (tmp_path / "model-calls").glob("*.capture.jsonl")) == ["0-0.capture.jsonl"]
+    assert sorted(p.name for p in (tmp_path / "model-calls").glob("*.capture.jsonl")) == [
+        "0-0.capture.jsonl"
+    ]
     assert len((tmp_path / "rollouts.jsonl").read_text().splitlines()) == 1
 
 
@@ -170,7 +182,11 @@ def test_validate_names_file_and_line_of_each_problem_in_a_damaged_copy(
 
 def test_validate_refuses_a_missing_path_in_one_line(mcc: Run, tmp_path: Path) -> None:
     code, out, err = mcc("validate", str(tmp_path / "nope"))
-    assert (code, out, err) == (1, "", f"mcc: error: {tmp_path / 'nope'}: no such file or directory\n")
+    assert (code, out, err) == (
+        1,
+        "",
+        f"mcc: error: {tmp_path / 'nope'}: no such file or directory\n",
+    )
 
 
 # -- mcc stats / show ----------------------------------------------------------------
@@ -183,15 +199,19 @@ def test_stats_json_per_model_and_dialect(demo: tuple[Path, Any], mcc: Run) -> N
     rows = json.loads(out)
     lines = [line for rid in ROLLOUT_IDS for line in _capture_lines(demo_dir, rid)]
     for row in rows:
-        mine = [l for l in lines if l["dialect"] == row["dialect"]]
-        latencies = [l["latency_ms"] for l in mine]
-        ttfts = [l["latency_ttft_ms"] for l in mine]
+        mine = [ln for ln in lines if ln["dialect"] == row["dialect"]]
+        latencies = [ln["latency_ms"] for ln in mine]
+        ttfts = [ln["latency_ttft_ms"] for ln in mine]
         assert row["latency_p50_ms"] == _nearest_rank(latencies, 50)
         assert row["latency_p95_ms"] == _nearest_rank(latencies, 95)
         assert row["ttft_p50_ms"] == _nearest_rank(ttfts, 50)
         assert row["ttft_p95_ms"] == _nearest_rank(ttfts, 95)
     figures = [
-        {k: v for k, v in row.items() if k not in ("latency_p50_ms", "latency_p95_ms", "ttft_p50_ms", "ttft_p95_ms")}
+        {
+            k: v
+            for k, v in row.items()
+            if k not in ("latency_p50_ms", "latency_p95_ms", "ttft_p50_ms", "ttft_p95_ms")
+        }
         for row in rows
     ]
     assert figures == [
@@ -225,7 +245,11 @@ def test_show_lists_the_calls_of_one_rollout(demo: tuple[Path, Any], mcc: Run) -
     code, out, _ = mcc("show", str(demo_dir), "3-0")
     assert code == 0
     assert out.startswith("rollout 3-0: 7 calls")
-    rows = [[cell.strip() for cell in line.split("│")[1:-1]] for line in out.splitlines() if line.startswith("│")]
+    rows = [
+        [cell.strip() for cell in line.split("│")[1:-1]]
+        for line in out.splitlines()
+        if line.startswith("│")
+    ]
     assert [(r[0], r[1], r[2], r[3], r[4], r[10], r[11]) for r in rows] == [
         ("0", "chat", "demo-gpt", "429", "-", "-", "rate_limit"),
         ("1", "chat", "demo-gpt", "200", "tool_calls", "get_weather", "-"),
@@ -237,7 +261,9 @@ def test_show_lists_the_calls_of_one_rollout(demo: tuple[Path, Any], mcc: Run) -
     ]
 
 
-def test_show_json_is_the_attachment_with_payloads_on_request(demo: tuple[Path, Any], mcc: Run) -> None:
+def test_show_json_is_the_attachment_with_payloads_on_request(
+    demo: tuple[Path, Any], mcc: Run
+) -> None:
     demo_dir, _ = demo
     lines = _capture_lines(demo_dir, "0-0")
     code, out, _ = mcc("show", str(demo_dir), "0-0", "--json")
@@ -245,7 +271,9 @@ def test_show_json_is_the_attachment_with_payloads_on_request(demo: tuple[Path, 
     attachment = json.loads(out)
     assert attachment["rollout_id"] == "0-0"
     assert attachment["metrics"]["num_calls"] == 6
-    assert [c["model_call_id"] for c in attachment["calls"]] == [line["model_call_id"] for line in lines]
+    assert [c["model_call_id"] for c in attachment["calls"]] == [
+        line["model_call_id"] for line in lines
+    ]
     assert {c.get("request") for c in attachment["calls"]} == {None}
     code, out, _ = mcc("show", str(demo_dir), "0-0", "--json", "--payloads")
     assert [c["request"] for c in json.loads(out)["calls"]] == [line["request"] for line in lines]
@@ -263,7 +291,11 @@ def test_show_an_unknown_rollout_is_one_line(demo: tuple[Path, Any], mcc: Run) -
     demo_dir, _ = demo
     code, out, err = mcc("show", str(demo_dir), "7-0")
     root = demo_dir / "model-calls"
-    assert (code, out, err) == (1, "", f"mcc: error: {root}: no capture for rollout '7-0'; found: 0-0, 1-0, 2-0, 3-0\n")
+    assert (code, out, err) == (
+        1,
+        "",
+        f"mcc: error: {root}: no capture for rollout '7-0'; found: 0-0, 1-0, 2-0, 3-0\n",
+    )
 
 
 # -- mcc export ----------------------------------------------------------------------
@@ -302,7 +334,12 @@ def test_export_parquet_reads_back_with_duckdb_equal_to_the_records(
     assert tool_calls is not None
     (call,) = tool_calls[0]
     assert (call["name"], json.loads(call["arguments"])) == ("get_weather", {"city": "Paris"})
-    assert call["call_id"] == _capture_lines(demo_dir, "0-0")[0]["response"]["choices"][0]["message"]["tool_calls"][0]["id"]
+    assert (
+        call["call_id"]
+        == _capture_lines(demo_dir, "0-0")[0]["response"]["choices"][0]["message"]["tool_calls"][0][
+            "id"
+        ]
+    )
 
 
 def test_export_parquet_with_payloads_has_them_as_json_strings(
@@ -318,7 +355,9 @@ def test_export_parquet_with_payloads_has_them_as_json_strings(
     assert [row["response_raw"] for row in table] == [line.get("response_raw") for line in expected]
 
 
-def test_export_jsonl_rows_are_the_records_with_rollout_id(demo: tuple[Path, Any], tmp_path: Path, mcc: Run) -> None:
+def test_export_jsonl_rows_are_the_records_with_rollout_id(
+    demo: tuple[Path, Any], tmp_path: Path, mcc: Run
+) -> None:
     demo_dir, _ = demo
     out_file = tmp_path / "calls.jsonl"
     assert mcc("export", str(demo_dir), "--out", str(out_file))[0] == 0
@@ -348,7 +387,9 @@ def test_export_without_pyarrow_is_one_clear_line(demo: tuple[Path, Any], tmp_pa
     assert not (tmp_path / "x.parquet").exists()
 
 
-def test_export_into_a_missing_directory_is_one_line(demo: tuple[Path, Any], tmp_path: Path, mcc: Run) -> None:
+def test_export_into_a_missing_directory_is_one_line(
+    demo: tuple[Path, Any], tmp_path: Path, mcc: Run
+) -> None:
     demo_dir, _ = demo
     code, _, err = mcc("export", str(demo_dir), "--out", str(tmp_path / "no" / "x.jsonl"))
     assert (code, err) == (1, f"mcc: error: {tmp_path / 'no'}: no such directory\n")
@@ -396,17 +437,27 @@ def test_every_command_has_help_with_an_example(command: str, mcc: Run) -> None:
         (["serve", "--upstream", "ftp://x", "--capture-dir", "/tmp/mcc-unused"], 1, "mcc: error: upstream must be an http(s) URL, got 'ftp://x'\n"),
     ],
 )  # fmt: skip
-def test_errors_are_one_line_and_a_non_zero_exit(args: list[str], code: int, err: str, mcc: Run) -> None:
+def test_errors_are_one_line_and_a_non_zero_exit(
+    args: list[str], code: int, err: str, mcc: Run
+) -> None:
     assert mcc(*args) == (code, "", err)
 
 
 def test_the_installed_script_reports_errors_without_a_traceback(tmp_path: Path) -> None:
     run = _mcc("stats", str(tmp_path / "missing"))
-    assert (run.returncode, run.stdout, run.stderr) == (1, "", f"mcc: error: {tmp_path / 'missing'}: no such directory\n")
+    assert (run.returncode, run.stdout, run.stderr) == (
+        1,
+        "",
+        f"mcc: error: {tmp_path / 'missing'}: no such directory\n",
+    )
 
 
 def test_a_file_system_error_is_one_line(tmp_path: Path, mcc: Run) -> None:
     blocker = tmp_path / "a-file"
     blocker.write_text("")
     code, out, err = mcc("demo", "--dir", str(blocker / "demo"))
-    assert (code, out, err) == (1, "", f"mcc: error: {blocker / 'demo' / 'model-calls'}: Not a directory\n")
+    assert (code, out, err) == (
+        1,
+        "",
+        f"mcc: error: {blocker / 'demo' / 'model-calls'}: Not a directory\n",
+    )

@@ -43,16 +43,22 @@ def node_modules() -> Path:
                 pytest.fail(needed)  # .ci/run installs them, so in CI their absence is a failure
             pytest.skip(needed)
         done = subprocess.run(
-            [npm, "ci", "--prefix", str(CODEGEN), "--no-audit", "--no-fund"], capture_output=True, text=True
+            [npm, "ci", "--prefix", str(CODEGEN), "--no-audit", "--no-fund"],
+            capture_output=True,
+            text=True,
         )
         if done.returncode != 0:
-            pytest.fail(f"`npm ci --prefix codegen` failed; run it by hand to see why:\n{done.stderr}")
+            pytest.fail(
+                f"`npm ci --prefix codegen` failed; run it by hand to see why:\n{done.stderr}"
+            )
     return folder
 
 
 def run(*args: str | Path, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
     """Run a command and capture its output (never raises on a non-zero status)."""
-    return subprocess.run([str(a) for a in args], cwd=cwd, capture_output=True, text=True, timeout=240)
+    return subprocess.run(
+        [str(a) for a in args], cwd=cwd, capture_output=True, text=True, timeout=240
+    )
 
 
 def test_committed_artifacts_match_the_schemas(node_modules: Path) -> None:
@@ -70,14 +76,26 @@ def test_every_generated_file_says_it_is_generated_from_what_by_which_command() 
     assert models.read_text().splitlines()[0] == (
         "# Generated from schemas/v1/capture-line.schema.json by `python codegen/generate.py`; do not edit by hand."
     )
-    generated = [*(CODEGEN / "typescript").rglob("*.d.ts"), *(REPO / "src/model_call_capture/pydantic").rglob("*.py")]
+    generated = [
+        *(CODEGEN / "typescript").rglob("*.d.ts"),
+        *(REPO / "src/model_call_capture/pydantic").rglob("*.py"),
+    ]
     first_lines = {path.read_text().splitlines()[0] for path in generated}
-    assert all(line.startswith(("// Generated from schemas/v1/", "# Generated from ")) for line in first_lines)
-    assert all(line.endswith("by `python codegen/generate.py`; do not edit by hand.") for line in first_lines)
+    assert all(
+        line.startswith(("// Generated from schemas/v1/", "# Generated from "))
+        for line in first_lines
+    )
+    assert all(
+        line.endswith("by `python codegen/generate.py`; do not edit by hand.")
+        for line in first_lines
+    )
     # One declaration file per schema, mirroring schemas/v1/.
-    schemas = sorted(p.relative_to(SCHEMAS / "v1").as_posix() for p in (SCHEMAS / "v1").rglob("*.schema.json"))
+    schemas = sorted(
+        p.relative_to(SCHEMAS / "v1").as_posix() for p in (SCHEMAS / "v1").rglob("*.schema.json")
+    )
     typescript = sorted(
-        p.relative_to(CODEGEN / "typescript").as_posix() for p in (CODEGEN / "typescript").rglob("*.d.ts")
+        p.relative_to(CODEGEN / "typescript").as_posix()
+        for p in (CODEGEN / "typescript").rglob("*.d.ts")
     )
     assert typescript == [s.replace(".schema.json", ".d.ts") for s in schemas]
 
@@ -122,7 +140,8 @@ def test_check_names_the_drifted_files_and_the_fix_command(scratch_repo: Path) -
     assert fixed.returncode == 0, fixed.stderr
     assert not stale.exists()
     assert (
-        "   * Turn capture on, everywhere.\n" in (scratch_repo / "codegen/typescript/capture-config.d.ts").read_text()
+        "   * Turn capture on, everywhere.\n"
+        in (scratch_repo / "codegen/typescript/capture-config.d.ts").read_text()
     )
 
 
@@ -135,7 +154,10 @@ EXAMPLE_SCHEMA = {
     "properties": {
         "text": {"description": "The text,\nover two lines.", "type": "string"},
         "count": {"description": "How many.", "type": ["integer", "null"], "default": None},
-        "ref": {"description": "Which server.", "$ref": "model-call-capture.schema.json#/$defs/ModelRef"},
+        "ref": {
+            "description": "Which server.",
+            "$ref": "model-call-capture.schema.json#/$defs/ModelRef",
+        },
         "tags": {"description": "Tags.", "type": "array", "items": {"enum": ["a", "b"]}},
     },
     "required": ["text"],
@@ -204,7 +226,9 @@ def test_the_usage_file_reads_gym_capture_lines_and_records(
 ) -> None:
     """Compiled to JavaScript, usage.ts reads a real capture file and a real attachment."""
     out = tmp_path / "js"
-    emitted = run(node_modules / ".bin" / "tsc", "-p", CODEGEN, "--noEmit", "false", "--outDir", out)
+    emitted = run(
+        node_modules / ".bin" / "tsc", "-p", CODEGEN, "--noEmit", "false", "--outDir", out
+    )
     assert emitted.returncode == 0, emitted.stdout + emitted.stderr
     (out / "package.json").write_text('{"type": "module"}')
     script = (
@@ -233,7 +257,9 @@ def test_the_usage_file_reads_gym_capture_lines_and_records(
     ]
 
 
-def test_the_usage_file_would_catch_an_imprecise_declaration(node_modules: Path, tmp_path: Path) -> None:
+def test_the_usage_file_would_catch_an_imprecise_declaration(
+    node_modules: Path, tmp_path: Path
+) -> None:
     """The `@ts-expect-error` lines of usage.ts fail the compile when a type is too loose."""
     loose = tmp_path / "codegen"
     shutil.copytree(CODEGEN / "typescript", loose / "typescript")
@@ -250,7 +276,9 @@ def jsonschema_verdicts() -> dict[tuple[str, str], bool]:
     resources = []
     for path in sorted((SCHEMAS / "v1").rglob("*.schema.json")):
         contents = json.loads(path.read_text())
-        resources.append((contents["$id"], Resource.from_contents(contents, default_specification=DRAFT202012)))
+        resources.append(
+            (contents["$id"], Resource.from_contents(contents, default_specification=DRAFT202012))
+        )
     registry: Registry[Any] = Registry().with_resources(resources)
     verdicts: dict[tuple[str, str], bool] = {}
     for path in conformance_files():
@@ -260,13 +288,17 @@ def jsonschema_verdicts() -> dict[tuple[str, str], bool]:
         # No format checker: `format` is an annotation in 2020-12, for ajv too.
         validator = Draft202012Validator({"$ref": f"{schema_id}#{fragment}"}, registry=registry)
         for case in corpus["tests"]:
-            verdicts[(path.relative_to(REPO).as_posix(), case["description"])] = validator.is_valid(case["data"])
+            verdicts[(path.relative_to(REPO).as_posix(), case["description"])] = validator.is_valid(
+                case["data"]
+            )
     return verdicts
 
 
 def conformance_files() -> list[Path]:
     """The case files of the conformance corpus (not its meta-schema)."""
-    return sorted(p for p in (SCHEMAS / "conformance").rglob("*.json") if not p.name.endswith(".schema.json"))
+    return sorted(
+        p for p in (SCHEMAS / "conformance").rglob("*.json") if not p.name.endswith(".schema.json")
+    )
 
 
 def expected_verdicts() -> dict[tuple[str, str], bool]:

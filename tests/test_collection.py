@@ -31,7 +31,11 @@ GYM_ONLY_CALL_FIELDS = {
 
 
 def _line(call_id: str, tokens: int | None = 3, **fields: Any) -> CaptureLine:
-    usage = {"input_tokens": tokens, "output_tokens": 2, "total_tokens": (tokens or 0) + 2} if tokens else {}
+    usage = (
+        {"input_tokens": tokens, "output_tokens": 2, "total_tokens": (tokens or 0) + 2}
+        if tokens
+        else {}
+    )
     return CaptureLine(
         model_call_id=call_id,
         dialect="responses",
@@ -87,11 +91,17 @@ def test_attachment_equals_gyms_on_every_field_both_define(gym_reference_dir: Pa
                 if mine[field] == theirs[field]:
                     equal += 1
                 elif (name, field) in DELIBERATE_ATTACHMENT_DIFFERENCES:
-                    assert (mine[field], theirs[field]) == DELIBERATE_ATTACHMENT_DIFFERENCES[(name, field)]
+                    assert (mine[field], theirs[field]) == DELIBERATE_ATTACHMENT_DIFFERENCES[
+                        (name, field)
+                    ]
                     deliberate += 1
                 else:
-                    mismatches.append(f"{name}: call {theirs['call_index']} {field} {mine[field]!r} != {theirs[field]!r}")
-    print(f"\nattachment vs Gym: {compared} fields compared, {equal} equal, {deliberate} deliberately different")
+                    mismatches.append(
+                        f"{name}: call {theirs['call_index']} {field} {mine[field]!r} != {theirs[field]!r}"
+                    )
+    print(
+        f"\nattachment vs Gym: {compared} fields compared, {equal} equal, {deliberate} deliberately different"
+    )
     assert mismatches == []
     assert deliberate == len(DELIBERATE_ATTACHMENT_DIFFERENCES)
 
@@ -112,7 +122,12 @@ def test_the_attachment_spelled_out_with_every_gap(tmp_path: Path) -> None:
     store.mark_incomplete("3-1")
     row = {"_ng_task_index": 3, "_ng_rollout_index": 1, "reward": 0.5, "response": {"output": []}}
     merged = merge_model_call_capture_into_record(row, tmp_path)
-    assert row == {"_ng_task_index": 3, "_ng_rollout_index": 1, "reward": 0.5, "response": {"output": []}}
+    assert row == {
+        "_ng_task_index": 3,
+        "_ng_rollout_index": 1,
+        "reward": 0.5,
+        "response": {"output": []},
+    }
     attachment = merged.pop("ng_model_call_capture")
     assert merged == row
     assert attachment["rollout_id"] == "3-1"
@@ -137,7 +152,9 @@ def test_the_attachment_spelled_out_with_every_gap(tmp_path: Path) -> None:
 
 def test_payloads_are_attached_only_when_asked(tmp_path: Path) -> None:
     CaptureStore(tmp_path).append("r", _line("a"))
-    merged = merge_model_call_capture_into_record({"_ng_rollout_id": "r"}, [tmp_path], include_payloads=True)
+    merged = merge_model_call_capture_into_record(
+        {"_ng_rollout_id": "r"}, [tmp_path], include_payloads=True
+    )
     call = merged["ng_model_call_capture"]["calls"][0]
     assert call["request"] == {"input": "hi"}
     assert call["response"]["id"] == "resp-a"
@@ -154,13 +171,17 @@ def test_no_records_gap_only_when_nothing_else_explains_it(tmp_path: Path) -> No
 def test_unreadable_capture_is_a_gap_not_an_exception(tmp_path: Path) -> None:
     (tmp_path / "elsewhere").write_text('{"model_call_id":"secret"}\n')
     (tmp_path / "r.capture.jsonl").symlink_to(tmp_path / "elsewhere")
-    attachment = merge_model_call_capture_into_record({"_ng_rollout_id": "r"}, [tmp_path])["ng_model_call_capture"]
+    attachment = merge_model_call_capture_into_record({"_ng_rollout_id": "r"}, [tmp_path])[
+        "ng_model_call_capture"
+    ]
     assert [g["code"] for g in attachment["gaps"]] == ["model_call_capture_unreadable"]
     assert "symlink" in attachment["gaps"][0]["detail"]
     assert attachment["calls"] == []
 
     (tmp_path / "f.capture.jsonl").write_text('{"format":"model-call-capture/2"}\n')
-    gaps = merge_model_call_capture_into_record({"_ng_rollout_id": "f"}, [tmp_path])["ng_model_call_capture"]["gaps"]
+    gaps = merge_model_call_capture_into_record({"_ng_rollout_id": "f"}, [tmp_path])[
+        "ng_model_call_capture"
+    ]["gaps"]
     assert gaps[0]["code"] == "model_call_capture_unreadable"
     assert "newer than this reader" in gaps[0]["detail"]
 
@@ -168,9 +189,9 @@ def test_unreadable_capture_is_a_gap_not_an_exception(tmp_path: Path) -> None:
 def test_several_capture_dirs_are_read_in_order(tmp_path: Path) -> None:
     CaptureStore(tmp_path / "a").append("r", _line("first"))
     CaptureStore(tmp_path / "b").append("r", _line("second"))
-    attachment = merge_model_call_capture_into_record({"_ng_rollout_id": "r"}, [tmp_path / "a", tmp_path / "b"])[
-        "ng_model_call_capture"
-    ]
+    attachment = merge_model_call_capture_into_record(
+        {"_ng_rollout_id": "r"}, [tmp_path / "a", tmp_path / "b"]
+    )["ng_model_call_capture"]
     assert [c["model_call_id"] for c in attachment["calls"]] == ["first", "second"]
     assert attachment["metrics"]["num_calls"] == 2
 
@@ -245,11 +266,20 @@ def test_collect_stamps_clears_dispatches_and_attaches(tmp_path: Path) -> None:
     agent = ScriptedAgent(capture)
 
     summary = asyncio.run(
-        collect(inputs, agent, capture_dir=capture, output_path=tmp_path / "out.jsonl", num_repeats=2, concurrency=3)
+        collect(
+            inputs,
+            agent,
+            capture_dir=capture,
+            output_path=tmp_path / "out.jsonl",
+            num_repeats=2,
+            concurrency=3,
+        )
     )
     assert (summary.total, summary.dispatched, summary.succeeded, summary.failed) == (4, 4, 4, {})
     assert agent.max_running == 3  # bounded, and really concurrent
-    out = sorted(_rows(tmp_path / "out.jsonl"), key=lambda r: (r["_ng_task_index"], r["_ng_rollout_index"]))
+    out = sorted(
+        _rows(tmp_path / "out.jsonl"), key=lambda r: (r["_ng_task_index"], r["_ng_rollout_index"])
+    )
     assert [(r["_ng_task_index"], r["_ng_rollout_index"], r["response"]["text"]) for r in out] == [
         (0, 0, "A"),
         (0, 1, "A"),
@@ -285,7 +315,9 @@ def test_resume_redispatches_only_unfinished_rows_as_a_new_attempt(tmp_path: Pat
     assert len(resumed) == 1
     attachment = resumed[0]["ng_model_call_capture"]
     assert attachment["rollout_id"] == "1-0-a1"
-    assert [c["model_call_id"] for c in attachment["calls"]] == ["call-1-0-a1"]  # not the failed attempt's
+    assert [c["model_call_id"] for c in attachment["calls"]] == [
+        "call-1-0-a1"
+    ]  # not the failed attempt's
     assert CaptureStore(capture).rollout_ids() == ["0-0", "1-0", "1-0-a1", "2-0"]
 
     third = ScriptedAgent(capture)
@@ -319,7 +351,13 @@ def test_explicit_rollout_ids_cannot_be_repeated(tmp_path: Path) -> None:
 
     with pytest.raises(ValueError, match="explicit _ng_rollout_id"):
         asyncio.run(
-            collect([{"_ng_rollout_id": "x"}], agent, capture_dir=None, output_path=tmp_path / "o", num_repeats=2)
+            collect(
+                [{"_ng_rollout_id": "x"}],
+                agent,
+                capture_dir=None,
+                output_path=tmp_path / "o",
+                num_repeats=2,
+            )
         )
 
 
@@ -331,7 +369,9 @@ def test_a_second_collector_on_the_same_capture_dir_is_refused(tmp_path: Path) -
         return {}
 
     async def both() -> None:
-        first = asyncio.create_task(collect([{}], slow, capture_dir=capture, output_path=tmp_path / "1.jsonl"))
+        first = asyncio.create_task(
+            collect([{}], slow, capture_dir=capture, output_path=tmp_path / "1.jsonl")
+        )
         await asyncio.sleep(0.05)
         with pytest.raises(CollectorBusyError, match="give each job its own capture directory"):
             await collect([{}], slow, capture_dir=capture, output_path=tmp_path / "2.jsonl")
@@ -357,7 +397,9 @@ asyncio.run(collect([{}], agent, capture_dir=sys.argv[1], output_path=sys.argv[2
 def test_a_collector_in_another_process_is_detected(tmp_path: Path) -> None:
     capture = tmp_path / "captures"
     holder = subprocess.Popen(
-        [sys.executable, "-c", _HOLDER, str(capture), str(tmp_path / "1.jsonl")], stdout=subprocess.PIPE, text=True
+        [sys.executable, "-c", _HOLDER, str(capture), str(tmp_path / "1.jsonl")],
+        stdout=subprocess.PIPE,
+        text=True,
     )
     try:
         assert holder.stdout is not None
@@ -401,7 +443,12 @@ def test_collect_calls_an_http_agent_run_endpoint(tmp_path: Path) -> None:
     app = Starlette(routes=[Route("/run", run, methods=["POST"])])
     with serve(app) as server:
         summary = asyncio.run(
-            collect([{"q": "x"}], server.url, capture_dir=tmp_path / "c", output_path=tmp_path / "out.jsonl")
+            collect(
+                [{"q": "x"}],
+                server.url,
+                capture_dir=tmp_path / "c",
+                output_path=tmp_path / "out.jsonl",
+            )
         )
     assert summary.succeeded == 1
     assert seen == [{"q": "x", "_ng_task_index": 0, "_ng_rollout_index": 0}]
@@ -467,23 +514,27 @@ def _agent_app(model_url: str, correlation: Any, crash_once: set[tuple[int, int]
 
     async def run(request: Request) -> JSONResponse:
         body = await request.json()
-        client = openai.AsyncOpenAI(api_key="test", base_url=correlation.base_url_for_run(f"{model_url}/v1", body))
+        client = openai.AsyncOpenAI(
+            api_key="test", base_url=correlation.base_url_for_run(f"{model_url}/v1", body)
+        )
         async with client:
             response = await client.responses.create(model="scripted-model", input=body["question"])
         key = (body["_ng_task_index"], body["_ng_rollout_index"])
         if key in crash_once and not body.get("_ng_attempt_index"):
             return JSONResponse({"error": "agent crashed after its model call"}, status_code=500)
         return JSONResponse(
-            {"response": response.model_dump(mode="json"), "reward": float(response.output_text == "4")}
+            {
+                "response": response.model_dump(mode="json"),
+                "reward": float(response.output_text == "4"),
+            }
         )
 
     return Starlette(routes=[Route("/run", run, methods=["POST"])])
 
 
 def _run_e2e(tmp_path: Path, enabled: bool) -> tuple[list[dict[str, Any]], Path]:
-    from servers import serve
-
     from model_call_capture.correlation import RolloutCorrelation
+    from servers import serve
 
     capture = tmp_path / ("on" if enabled else "off") / "captures"
     out = tmp_path / ("on" if enabled else "off") / "out.jsonl"
@@ -491,12 +542,24 @@ def _run_e2e(tmp_path: Path, enabled: bool) -> tuple[list[dict[str, Any]], Path]
         {"observability_enabled": enabled, "model_call_capture_dir": str(capture)}
     )
     rows = [{"question": "2+2?"}, {"question": "3+1?"}]
-    with serve(_model_app(capture, enabled)) as model, serve(_agent_app(model.url, correlation, {(1, 0)})) as agent:
+    with (
+        serve(_model_app(capture, enabled)) as model,
+        serve(_agent_app(model.url, correlation, {(1, 0)})) as agent,
+    ):
         collector_dir = capture if enabled else None
-        first = asyncio.run(collect(rows, agent.url, capture_dir=collector_dir, output_path=out, num_repeats=2))
+        first = asyncio.run(
+            collect(rows, agent.url, capture_dir=collector_dir, output_path=out, num_repeats=2)
+        )
         assert (first.succeeded, sorted(first.failed)) == (3, ["1-0"])
         second = asyncio.run(
-            collect(rows, agent.url, capture_dir=collector_dir, output_path=out, num_repeats=2, resume=True)
+            collect(
+                rows,
+                agent.url,
+                capture_dir=collector_dir,
+                output_path=out,
+                num_repeats=2,
+                resume=True,
+            )
         )
         assert (second.dispatched, second.succeeded, second.attempt_index) == (1, 1, 1)
     return sorted(_rows(out), key=lambda r: (r["_ng_task_index"], r["_ng_rollout_index"])), capture
@@ -506,7 +569,9 @@ def test_end_to_end_with_real_servers_the_openai_sdk_and_the_collector(tmp_path:
     on, capture = _run_e2e(tmp_path, enabled=True)
     off, capture_off = _run_e2e(tmp_path, enabled=False)
 
-    assert [(r["_ng_task_index"], r["_ng_rollout_index"], r.get("_ng_attempt_index")) for r in on] == [
+    assert [
+        (r["_ng_task_index"], r["_ng_rollout_index"], r.get("_ng_attempt_index")) for r in on
+    ] == [
         (0, 0, None),
         (0, 1, None),
         (1, 0, 1),
@@ -518,7 +583,11 @@ def test_end_to_end_with_real_servers_the_openai_sdk_and_the_collector(tmp_path:
         assert attachment["metrics"]["num_calls"] == 1
         assert attachment["metrics"]["tokens_total"] == 12
         (call,) = attachment["calls"]
-        assert (call["response_id"], call["model"], call["status_code"]) == ("resp_e2e", "scripted-model", 200)
+        assert (call["response_id"], call["model"], call["status_code"]) == (
+            "resp_e2e",
+            "scripted-model",
+            200,
+        )
         assert call["model_ref"] == {"type": "responses_api_models", "name": "policy_model"}
     assert on[2]["ng_model_call_capture"]["rollout_id"] == "1-0-a1"
     # The crashed first attempt keeps its own capture; the resumed attempt's never mixes with it.

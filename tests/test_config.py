@@ -64,8 +64,14 @@ def test_a_relative_dir_is_ignored_while_capture_is_off() -> None:
     ("settings", "message"),
     [
         ({"observability_enabled": True}, "model_call_capture_dir is not set"),
-        ({"observability_enabled": True, "model_call_capture_dir": ""}, "model_call_capture_dir is not set"),
-        ({"observability_enabled": True, "model_call_capture_dir": None}, "model_call_capture_dir is not set"),
+        (
+            {"observability_enabled": True, "model_call_capture_dir": ""},
+            "model_call_capture_dir is not set",
+        ),
+        (
+            {"observability_enabled": True, "model_call_capture_dir": None},
+            "model_call_capture_dir is not set",
+        ),
         (
             {"observability_enabled": True, "model_call_capture_dir": "data/calls"},
             "must be an absolute path when observability_enabled is true, got 'data/calls'",
@@ -74,7 +80,10 @@ def test_a_relative_dir_is_ignored_while_capture_is_off() -> None:
             {"observability_enabled": True, "model_call_capture_dir": "~/calls"},
             "must be an absolute path",
         ),
-        ({"observability_enabled": "yes", "model_call_capture_dir": "/d"}, "must be true or false, got 'yes'"),
+        (
+            {"observability_enabled": "yes", "model_call_capture_dir": "/d"},
+            "must be true or false, got 'yes'",
+        ),
         ({"model_call_capture_dir": 5}, "must be a path string, got 5"),
         ({"capture_stream_raw": "sometimes"}, "capture_stream_raw must be one of"),
         ({"capture_max_bytes": -1}, "capture_max_bytes must be a non-negative integer"),
@@ -104,7 +113,9 @@ def test_all_capture_settings_are_read() -> None:
 def test_server_instances_with_host_and_port(tmp_path: Path) -> None:
     path = tmp_path / "env.yaml"
     path.write_text(
-        SEED_EXAMPLE.replace("entrypoint: app.py", "entrypoint: app.py\n      host: 127.0.0.1\n      port: 8001")
+        SEED_EXAMPLE.replace(
+            "entrypoint: app.py", "entrypoint: app.py\n      host: 127.0.0.1\n      port: 8001"
+        )
         + "simple_agent:\n  responses_api_agents:\n    simple_agent:\n      host: '::1'\n      port: '9000'\n"
         + "some_setting: 3\nlist_setting: [1, 2]\n"
     )
@@ -117,7 +128,10 @@ def test_server_instances_with_host_and_port(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("text", "message"),
-    [("- a\n- b\n", "must hold a mapping at the top level, got list"), ("a: [\n", "is not valid YAML")],
+    [
+        ("- a\n- b\n", "must hold a mapping at the top level, got list"),
+        ("a: [\n", "is not valid YAML"),
+    ],
 )
 def test_a_bad_yaml_file_is_a_clear_error(tmp_path: Path, text: str, message: str) -> None:
     path = tmp_path / "bad.yaml"

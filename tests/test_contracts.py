@@ -22,7 +22,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis_jsonschema import from_schema
 from jsonschema import Draft202012Validator
-from schema_tools import SCHEMAS_DIR, reduce_schema_file, reduce_struct, schema_registry
 from syrupy.assertion import SnapshotAssertion
 from syrupy.extensions.json import JSONSnapshotExtension
 
@@ -38,6 +37,7 @@ from model_call_capture.contracts import (
     ObservationGap,
     ToolCall,
 )
+from schema_tools import SCHEMAS_DIR, reduce_schema_file, reduce_struct, schema_registry
 
 CAPTURE = "v1/model-call-capture.schema.json"
 
@@ -53,7 +53,9 @@ CONTRACTS: dict[type[msgspec.Struct], tuple[str, str]] = {
     CaptureConfig: ("v1/capture-config.schema.json", ""),
 }
 CONFORMANCE_DIR = SCHEMAS_DIR / "conformance"
-CONFORMANCE_FILES = sorted(p for p in CONFORMANCE_DIR.glob("*.json") if not p.name.endswith(".schema.json"))
+CONFORMANCE_FILES = sorted(
+    p for p in CONFORMANCE_DIR.glob("*.json") if not p.name.endswith(".schema.json")
+)
 
 # Lines in ../shared/gym-reference that the folder damages on purpose (Gym counts them as
 # unreadable too). Blank lines are not lines at all and are skipped by every reader.
@@ -70,11 +72,18 @@ def _struct_types() -> dict[str, type[msgspec.Struct]]:
     """Every Struct defined by contracts or a dialect module, by name."""
     modules = [contracts]
     dialects = importlib.import_module("model_call_capture.dialects")
-    modules += [importlib.import_module(f"{dialects.__name__}.{m.name}") for m in pkgutil.iter_modules(dialects.__path__)]
+    modules += [
+        importlib.import_module(f"{dialects.__name__}.{m.name}")
+        for m in pkgutil.iter_modules(dialects.__path__)
+    ]
     found: dict[str, type[msgspec.Struct]] = {}
     for module in modules:
         for name, value in vars(module).items():
-            if inspect.isclass(value) and issubclass(value, msgspec.Struct) and value.__module__ == module.__name__:
+            if (
+                inspect.isclass(value)
+                and issubclass(value, msgspec.Struct)
+                and value.__module__ == module.__name__
+            ):
                 found[name] = value
     return found
 
@@ -87,7 +96,11 @@ def _load(relative: str) -> Any:
 
 
 def test_every_contract_type_is_exported_and_mirrored() -> None:
-    structs = {name for name, value in vars(contracts).items() if inspect.isclass(value) and issubclass(value, msgspec.Struct)}
+    structs = {
+        name
+        for name, value in vars(contracts).items()
+        if inspect.isclass(value) and issubclass(value, msgspec.Struct)
+    }
     assert structs == {t.__name__ for t in CONTRACTS}
     for tp in CONTRACTS:
         assert getattr(model_call_capture, tp.__name__) is tp
@@ -106,7 +119,11 @@ def test_reduced_forms_snapshot(snapshot: SnapshotAssertion) -> None:
 
 def test_reduced_form_of_model_ref_spelled_out() -> None:
     assert reduce_struct(ModelRef) == {
-        "ModelRef": {"properties": {"name": ["string"], "type": ["string"]}, "required": ["name", "type"], "closed": False}
+        "ModelRef": {
+            "properties": {"name": ["string"], "type": ["string"]},
+            "required": ["name", "type"],
+            "closed": False,
+        }
     }
 
 
@@ -141,7 +158,9 @@ def test_property_descriptions_are_the_field_docstrings(tp: type[msgspec.Struct]
     docstrings = {
         node.target.id: body[i + 1].value.value
         for i, node in enumerate(body)
-        if isinstance(node, ast.AnnAssign) and i + 1 < len(body) and isinstance(body[i + 1], ast.Expr)
+        if isinstance(node, ast.AnnAssign)
+        and i + 1 < len(body)
+        and isinstance(body[i + 1], ast.Expr)
     }
     path, pointer = CONTRACTS[tp]
     schema = _load(path)
@@ -165,7 +184,13 @@ def _titled(node: Any) -> list[str]:
     return found
 
 
-@pytest.mark.parametrize("path", [p.relative_to(SCHEMAS_DIR).as_posix() for p in sorted((SCHEMAS_DIR / "v1").rglob("*.schema.json"))])
+@pytest.mark.parametrize(
+    "path",
+    [
+        p.relative_to(SCHEMAS_DIR).as_posix()
+        for p in sorted((SCHEMAS_DIR / "v1").rglob("*.schema.json"))
+    ],
+)
 def test_titles_name_python_types(path: str) -> None:
     """A titled `$defs` entry is titled with its key; every titled object names a Struct.
 
@@ -177,12 +202,19 @@ def test_titles_name_python_types(path: str) -> None:
     for key, definition in document.get("$defs", {}).items():
         assert definition.get("title", key) == key, f"{path}#/$defs/{key}"
     for title in _titled(document):
-        schema_objects = [d for d in [document, *document.get("$defs", {}).values()] if d.get("title") == title]
+        schema_objects = [
+            d for d in [document, *document.get("$defs", {}).values()] if d.get("title") == title
+        ]
         if any(d.get("type") == "object" for d in schema_objects):
-            assert title in structs, f"{path}: object title {title!r} is no Struct in contracts or dialects"
+            assert title in structs, (
+                f"{path}: object title {title!r} is no Struct in contracts or dialects"
+            )
 
 
-V1_FILES = [p.relative_to(SCHEMAS_DIR).as_posix() for p in sorted((SCHEMAS_DIR / "v1").rglob("*.schema.json"))]
+V1_FILES = [
+    p.relative_to(SCHEMAS_DIR).as_posix()
+    for p in sorted((SCHEMAS_DIR / "v1").rglob("*.schema.json"))
+]
 
 
 def _properties(node: Any, where: str = "#") -> list[tuple[str, Any]]:
@@ -202,7 +234,11 @@ def _properties(node: Any, where: str = "#") -> list[tuple[str, Any]]:
 
 @pytest.mark.parametrize("path", V1_FILES)
 def test_every_property_has_a_description(path: str) -> None:
-    missing = [where for where, sub in _properties(_load(path)) if not (isinstance(sub, dict) and sub.get("description"))]
+    missing = [
+        where
+        for where, sub in _properties(_load(path))
+        if not (isinstance(sub, dict) and sub.get("description"))
+    ]
     assert missing == []
 
 
@@ -213,7 +249,10 @@ def test_examples_are_valid(path: str) -> None:
     assert document.get("examples"), f"{path} has no examples"
     structs = _struct_types()
     registry = schema_registry()
-    targets = [("", document), *((f"#/$defs/{key}", d) for key, d in document.get("$defs", {}).items())]
+    targets = [
+        ("", document),
+        *((f"#/$defs/{key}", d) for key, d in document.get("$defs", {}).items()),
+    ]
     for pointer, definition in targets:
         validator = Draft202012Validator({"$ref": document["$id"] + pointer}, registry=registry)
         for example in definition.get("examples", []):
@@ -284,11 +323,25 @@ def test_conformance_msgspec_verdict(schema: str, case: dict[str, Any]) -> None:
 
 
 def test_msgspec_error_names_the_json_path() -> None:
-    with pytest.raises(msgspec.ValidationError, match=r"^Expected `str`, got `int` - at `\$\.model_ref\.name`$"):
+    with pytest.raises(
+        msgspec.ValidationError, match=r"^Expected `str`, got `int` - at `\$\.model_ref\.name`$"
+    ):
         msgspec.json.decode(b'{"model_ref":{"type":"bogus","name":1}}', type=CaptureLine)
-    with pytest.raises(msgspec.ValidationError, match=r"^Expected `int` >= 0 - at `\$\.tokens_in`$"):
-        msgspec.convert({"num_calls": 1, "tokens_in": -1, "tokens_out": None, "tokens_reasoning": None,
-                         "tokens_total": None, "cached_tokens": None, "latency_total_ms": None}, ModelCallMetrics)
+    with pytest.raises(
+        msgspec.ValidationError, match=r"^Expected `int` >= 0 - at `\$\.tokens_in`$"
+    ):
+        msgspec.convert(
+            {
+                "num_calls": 1,
+                "tokens_in": -1,
+                "tokens_out": None,
+                "tokens_reasoning": None,
+                "tokens_total": None,
+                "cached_tokens": None,
+                "latency_total_ms": None,
+            },
+            ModelCallMetrics,
+        )
 
 
 # --- generated documents -----------------------------------------------------------------
@@ -326,7 +379,11 @@ def _project(value: Any, schema: Any) -> Any:
             if name not in out and "default" in sub:
                 out[name] = sub["default"]
         return out
-    if isinstance(value, list) and isinstance(schema, dict) and isinstance(schema.get("items"), dict):
+    if (
+        isinstance(value, list)
+        and isinstance(schema, dict)
+        and isinstance(schema.get("items"), dict)
+    ):
         return [_project(item, schema["items"]) for item in value]
     return value
 
@@ -337,7 +394,10 @@ def _small(schema: Any) -> Any:
         return [_small(item) for item in schema]
     if not isinstance(schema, dict):
         return schema
-    out = {key: (value if key in ("enum", "const", "default", "required") else _small(value)) for key, value in schema.items()}
+    out = {
+        key: (value if key in ("enum", "const", "default", "required") else _small(value))
+        for key, value in schema.items()
+    }
     if "properties" in schema:
         out["properties"] = {name: _small(sub) for name, sub in schema["properties"].items()}
     if schema.get("type") == "array":
@@ -348,7 +408,10 @@ def _small(schema: Any) -> Any:
 def _standalone(tp: type[msgspec.Struct]) -> dict[str, Any]:
     path, pointer = CONTRACTS[tp]
     resolved = schema_registry().resolver().lookup(_load(path)["$id"] + pointer)
-    return {"$schema": "https://json-schema.org/draft/2020-12/schema", **_inline(resolved.contents, resolved.resolver)}
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        **_inline(resolved.contents, resolved.resolver),
+    }
 
 
 @pytest.mark.parametrize("tp", list(CONTRACTS), ids=lambda tp: tp.__name__)
@@ -360,7 +423,11 @@ def test_schema_valid_documents_decode_and_round_trip(tp: type[msgspec.Struct]) 
     @settings(
         max_examples=25,
         deadline=None,
-        suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large],
+        suppress_health_check=[
+            HealthCheck.too_slow,
+            HealthCheck.filter_too_much,
+            HealthCheck.data_too_large,
+        ],
     )
     @given(from_schema(small))
     def check(document: Any) -> None:
@@ -395,38 +462,65 @@ def test_capture_line_writes_gyms_eleven_core_fields() -> None:
 
 
 def test_capture_line_writes_optional_fields_only_when_set() -> None:
-    line = CaptureLine(format="model-call-capture/1", request=None, request_raw="{oops", stream=False)
+    line = CaptureLine(
+        format="model-call-capture/1", request=None, request_raw="{oops", stream=False
+    )
     assert json.loads(msgspec.json.encode(line)) == {
-        "format": "model-call-capture/1", "model_call_id": None, "dialect": None, "model_ref": None,
-        "started_at": None, "completed_at": None, "latency_ms": None, "latency_ttft_ms": None,
-        "status_code": None, "error_category": None, "request": None, "response": None,
-        "request_raw": "{oops", "stream": False,
+        "format": "model-call-capture/1",
+        "model_call_id": None,
+        "dialect": None,
+        "model_ref": None,
+        "started_at": None,
+        "completed_at": None,
+        "latency_ms": None,
+        "latency_ttft_ms": None,
+        "status_code": None,
+        "error_category": None,
+        "request": None,
+        "response": None,
+        "request_raw": "{oops",
+        "stream": False,
     }
 
 
 def test_minimal_gym_line_reads_as_unknowns() -> None:
-    line = msgspec.json.decode(b'{"request":{"i":0},"response":{},"upstream_attempted":true}', type=CaptureLine)
+    line = msgspec.json.decode(
+        b'{"request":{"i":0},"response":{},"upstream_attempted":true}', type=CaptureLine
+    )
     assert line == CaptureLine(request={"i": 0}, response={})
-    assert line.format is msgspec.UNSET and line.model_call_id is None and line.request_raw is msgspec.UNSET
+    assert (
+        line.format is msgspec.UNSET
+        and line.model_call_id is None
+        and line.request_raw is msgspec.UNSET
+    )
 
 
 def test_attached_call_omits_payloads() -> None:
-    record = msgspec.json.decode(json.dumps(_load(CAPTURE)["examples"][0]["calls"][0]).encode(), type=ModelCallRecord)
+    record = msgspec.json.decode(
+        json.dumps(_load(CAPTURE)["examples"][0]["calls"][0]).encode(), type=ModelCallRecord
+    )
     encoded = json.loads(msgspec.json.encode(record))
     assert "request" not in encoded and "response_raw" not in encoded
     assert encoded["capture_cut"] is False
 
 
 def test_capture_config_requires_a_directory_when_enabled() -> None:
-    with pytest.raises(ValueError, match="^model_call_capture_dir is required when observability_enabled is true$"):
+    with pytest.raises(
+        ValueError, match=r"^model_call_capture_dir is required when observability_enabled is true$"
+    ):
         CaptureConfig(observability_enabled=True)
-    assert CaptureConfig() == CaptureConfig(observability_enabled=False, model_call_capture_dir=None)
+    assert CaptureConfig() == CaptureConfig(
+        observability_enabled=False, model_call_capture_dir=None
+    )
     assert msgspec.json.encode(CaptureConfig()) == b"{}"
 
 
 def test_capture_line_format_constant() -> None:
     assert contracts.CAPTURE_LINE_FORMAT == "model-call-capture/1"
-    assert _load("v1/capture-line.schema.json")["properties"]["format"]["const"] == contracts.CAPTURE_LINE_FORMAT
+    assert (
+        _load("v1/capture-line.schema.json")["properties"]["format"]["const"]
+        == contracts.CAPTURE_LINE_FORMAT
+    )
 
 
 # --- NeMo Gym's files ----------------------------------------------------------------------
@@ -445,7 +539,9 @@ def _gym_lines(root: Path) -> tuple[list[tuple[str, int, bytes]], list[tuple[str
 
 def test_every_gym_line_decodes_and_validates(gym_reference_dir: Path) -> None:
     good, damaged = _gym_lines(gym_reference_dir)
-    validator = Draft202012Validator({"$ref": _load("v1/capture-line.schema.json")["$id"]}, registry=schema_registry())
+    validator = Draft202012Validator(
+        {"$ref": _load("v1/capture-line.schema.json")["$id"]}, registry=schema_registry()
+    )
     for name, number, raw in good:
         line = msgspec.json.decode(raw, type=CaptureLine)
         errors = [e.message for e in validator.iter_errors(json.loads(raw))]
@@ -457,7 +553,9 @@ def test_every_gym_line_decodes_and_validates(gym_reference_dir: Path) -> None:
 
 def test_damaged_gym_lines_are_rejected(gym_reference_dir: Path) -> None:
     _, damaged = _gym_lines(gym_reference_dir)
-    validator = Draft202012Validator({"$ref": _load("v1/capture-line.schema.json")["$id"]}, registry=schema_registry())
+    validator = Draft202012Validator(
+        {"$ref": _load("v1/capture-line.schema.json")["$id"]}, registry=schema_registry()
+    )
     for name, number, raw in damaged:
         with pytest.raises((msgspec.DecodeError, msgspec.ValidationError)):
             msgspec.json.decode(raw, type=CaptureLine)
@@ -470,9 +568,13 @@ def test_damaged_gym_lines_are_rejected(gym_reference_dir: Path) -> None:
 
 def test_gym_expected_documents_validate_and_decode(gym_reference_dir: Path) -> None:
     registry = schema_registry()
-    record_v = Draft202012Validator({"$ref": _load("v1/model-call-record.schema.json")["$id"]}, registry=registry)
+    record_v = Draft202012Validator(
+        {"$ref": _load("v1/model-call-record.schema.json")["$id"]}, registry=registry
+    )
     capture_v = Draft202012Validator({"$ref": _load(CAPTURE)["$id"]}, registry=registry)
-    metrics_v = Draft202012Validator({"$ref": _load(CAPTURE)["$id"] + "#/$defs/ModelCallMetrics"}, registry=registry)
+    metrics_v = Draft202012Validator(
+        {"$ref": _load(CAPTURE)["$id"] + "#/$defs/ModelCallMetrics"}, registry=registry
+    )
     counts = {"files": 0, "refused": 0, "records": 0, "calls": 0}
     for path in sorted(gym_reference_dir.rglob("*.expected.json")):
         expected = json.loads(path.read_text(encoding="utf-8"))
@@ -486,11 +588,14 @@ def test_gym_expected_documents_validate_and_decode(gym_reference_dir: Path) -> 
             assert decoded.request == record["request"] and decoded.tokens_in == record["tokens_in"]
             counts["records"] += 1
         assert list(capture_v.iter_errors(expected["attachment"])) == [], path.name
-        attachment = msgspec.json.decode(json.dumps(expected["attachment"]).encode(), type=ModelCallCapture)
+        attachment = msgspec.json.decode(
+            json.dumps(expected["attachment"]).encode(), type=ModelCallCapture
+        )
         assert all(call.request is msgspec.UNSET for call in attachment.calls)
         counts["calls"] += len(attachment.calls)
         assert list(metrics_v.iter_errors(expected["metrics"])) == [], path.name
-        metrics = msgspec.json.decode(json.dumps(expected["metrics"]).encode(), type=ModelCallMetrics)
+        metrics = msgspec.json.decode(
+            json.dumps(expected["metrics"]).encode(), type=ModelCallMetrics
+        )
         assert metrics.num_calls == len(expected["records"])
     assert counts == {"files": 158, "refused": 1, "records": 408, "calls": 408}
-

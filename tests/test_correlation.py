@@ -30,7 +30,11 @@ from model_call_capture.store import InvalidRolloutIdError
 GLOBAL_CONFIG: dict[str, Any] = {
     "observability_enabled": True,
     "model_call_capture_dir": "/data/model-calls",
-    "policy_model": {"responses_api_models": {"vllm_model": {"entrypoint": "app.py", "host": "10.0.0.5", "port": 8000}}},
+    "policy_model": {
+        "responses_api_models": {
+            "vllm_model": {"entrypoint": "app.py", "host": "10.0.0.5", "port": 8000}
+        }
+    },
     "judge": {"responses_api_models": {"openai_model": {"entrypoint": "app.py"}}},
 }
 ON = RolloutCorrelation.from_config(GLOBAL_CONFIG)
@@ -52,7 +56,10 @@ def _restore_process_correlation() -> Iterator[None]:
         ({"_ng_task_index": 4, "_ng_rollout_index": 2, "_ng_attempt_index": 0}, "4-2"),
         ({"_ng_task_index": 4, "_ng_rollout_index": 2, "_ng_attempt_index": 3}, "4-2-a3"),
         ({"_ng_rollout_id": "s7.0-0", "_ng_task_index": 1, "_ng_rollout_index": 1}, "s7.0-0"),
-        ({"_ng_rollout_id": "explicit", "_ng_attempt_index": 2}, "explicit"),  # explicit ids are used as is
+        (
+            {"_ng_rollout_id": "explicit", "_ng_attempt_index": 2},
+            "explicit",
+        ),  # explicit ids are used as is
         ({"_ng_task_index": 4}, None),
         ({}, None),
         ({"_ng_rollout_id": None, "_ng_task_index": 0, "_ng_rollout_index": 0}, "0-0"),
@@ -67,10 +74,16 @@ def test_rollout_id_for_body(body: dict[str, Any], expected: str | None) -> None
     [
         ({"_ng_rollout_id": "../etc"}, "invalid rollout id '../etc'"),
         ({"_ng_rollout_id": 5}, "invalid rollout id 5"),
-        ({"_ng_task_index": -1, "_ng_rollout_index": 0}, "_ng_task_index must be a non-negative integer, got -1"),
+        (
+            {"_ng_task_index": -1, "_ng_rollout_index": 0},
+            "_ng_task_index must be a non-negative integer, got -1",
+        ),
         ({"_ng_task_index": "1", "_ng_rollout_index": 0}, "got '1'"),
         ({"_ng_task_index": True, "_ng_rollout_index": 0}, "got True"),
-        ({"_ng_task_index": 1, "_ng_rollout_index": 0, "_ng_attempt_index": 1.5}, "_ng_attempt_index"),
+        (
+            {"_ng_task_index": 1, "_ng_rollout_index": 0, "_ng_attempt_index": 1.5},
+            "_ng_attempt_index",
+        ),
     ],
 )
 def test_malformed_ids_and_indices_are_refused(body: dict[str, Any], message: str) -> None:
@@ -81,8 +94,12 @@ def test_malformed_ids_and_indices_are_refused(body: dict[str, Any], message: st
 def test_prefix_helpers() -> None:
     assert rollout_path_prefix("4-2") == "/ng-rollout/4-2"
     assert apply_rollout_prefix("/v1/responses", "4-2") == "/ng-rollout/4-2/v1/responses"
-    assert apply_rollout_prefix("v1/chat/completions", "4-2") == "/ng-rollout/4-2/v1/chat/completions"
-    assert apply_rollout_prefix("/ng-rollout/old/v1/messages", "new") == "/ng-rollout/new/v1/messages"
+    assert (
+        apply_rollout_prefix("v1/chat/completions", "4-2") == "/ng-rollout/4-2/v1/chat/completions"
+    )
+    assert (
+        apply_rollout_prefix("/ng-rollout/old/v1/messages", "new") == "/ng-rollout/new/v1/messages"
+    )
     assert split_rollout_prefix("/ng-rollout/4-2/v1/responses") == ("4-2", "/v1/responses")
     assert split_rollout_prefix("/ng-rollout/4-2") == ("4-2", "/")
     assert split_rollout_prefix("/v1/responses") == (None, "/v1/responses")
@@ -93,7 +110,10 @@ def test_prefix_helpers() -> None:
 def test_helpers_prefix_only_when_capture_is_on() -> None:
     assert ON.rollout_id_from_run(RUN) == "4-2"
     assert ON.url_path_for_run("/v1/responses", RUN) == "/ng-rollout/4-2/v1/responses"
-    assert ON.base_url_for_run("http://10.0.0.5:8000/v1", RUN) == "http://10.0.0.5:8000/ng-rollout/4-2/v1"
+    assert (
+        ON.base_url_for_run("http://10.0.0.5:8000/v1", RUN)
+        == "http://10.0.0.5:8000/ng-rollout/4-2/v1"
+    )
     assert ON.base_url_for_run("http://h:1", RUN) == "http://h:1/ng-rollout/4-2"
     assert ON.base_url_for_run("http://h:1/v1/?x=1", RUN) == "http://h:1/ng-rollout/4-2/v1/?x=1"
     assert ON.url_path_for_run("/v1/responses", {"other": 1}) == "/v1/responses"
@@ -101,14 +121,19 @@ def test_helpers_prefix_only_when_capture_is_on() -> None:
     assert OFF.rollout_id_from_run(RUN) is None
     assert OFF.url_path_for_run("/v1/responses", RUN) == "/v1/responses"
     assert OFF.base_url_for_run("http://10.0.0.5:8000/v1", RUN) == "http://10.0.0.5:8000/v1"
-    assert OFF.url_path_for_request("/v1/responses", "/ng-rollout/4-2/v1/responses") == "/v1/responses"
+    assert (
+        OFF.url_path_for_request("/v1/responses", "/ng-rollout/4-2/v1/responses") == "/v1/responses"
+    )
 
 
 def test_resolve_model_base_url_from_the_server_instances() -> None:
     assert ON.resolve_model_base_url("policy_model", "4-2") == "http://10.0.0.5:8000/ng-rollout/4-2"
     assert ON.resolve_model_base_url("policy_model", None) == "http://10.0.0.5:8000"
     assert OFF.resolve_model_base_url("policy_model", "4-2") == "http://10.0.0.5:8000"
-    with pytest.raises(KeyError, match=r"no server instance 'nope' in the global config; known: \['judge', 'policy_model'\]"):
+    with pytest.raises(
+        KeyError,
+        match=r"no server instance 'nope' in the global config; known: \['judge', 'policy_model'\]",
+    ):
         ON.resolve_model_base_url("nope", "4-2")
     with pytest.raises(ValueError, match="'judge' has no host and port"):
         ON.resolve_model_base_url("judge", "4-2")
@@ -131,11 +156,20 @@ def test_module_functions_use_the_process_wide_correlation() -> None:
 
 
 def test_url_path_for_request_with_asgi_scopes() -> None:
-    scope = {"type": "http", "path": "/ng-rollout/7-1-a2/v1/responses", "raw_path": b"/ng-rollout/7-1-a2/v1/responses"}
+    scope = {
+        "type": "http",
+        "path": "/ng-rollout/7-1-a2/v1/responses",
+        "raw_path": b"/ng-rollout/7-1-a2/v1/responses",
+    }
     assert ON.url_path_for_request("/v1/messages", scope) == "/ng-rollout/7-1-a2/v1/messages"
-    assert ON.url_path_for_request("/v1/messages", {"type": "http", "path": "/v1/responses"}) == "/v1/messages"
+    assert (
+        ON.url_path_for_request("/v1/messages", {"type": "http", "path": "/v1/responses"})
+        == "/v1/messages"
+    )
     with pytest.raises(InvalidRolloutIdError):
-        ON.url_path_for_request("/v1/messages", {"type": "http", "path": "/ng-rollout/..%2F/v1/responses"})
+        ON.url_path_for_request(
+            "/v1/messages", {"type": "http", "path": "/ng-rollout/..%2F/v1/responses"}
+        )
 
 
 @pytest.mark.parametrize("framework", ["fastapi", "starlette"])
@@ -157,7 +191,9 @@ def test_self_call_route_carries_the_prefix_through_a_real_server(framework: str
         from starlette.routing import Route
 
         async def endpoint(request: StarletteRequest) -> JSONResponse:
-            return JSONResponse({"model_path": ON.url_path_for_request("/v1/chat/completions", request)})
+            return JSONResponse(
+                {"model_path": ON.url_path_for_request("/v1/chat/completions", request)}
+            )
 
         app = Starlette(routes=[Route("/v1/responses", endpoint, methods=["POST"])])
         add_rollout_self_call_route(app)

@@ -32,11 +32,10 @@ import openai
 import pytest
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
-from servers import RunningServer, serve
 
+from model_call_capture import middleware as middleware_module
 from model_call_capture.contracts import CaptureConfig, CaptureLine
 from model_call_capture.demo.model_server import create_app
-from model_call_capture import middleware as middleware_module
 from model_call_capture.middleware import (
     CAPTURE_EXTENSION,
     CaptureMiddleware,
@@ -45,13 +44,17 @@ from model_call_capture.middleware import (
     install_model_call_capture,
 )
 from model_call_capture.store import CaptureStore
+from servers import RunningServer, serve
 
 SERVER_NAME = "policy_model"
 MODEL_REF = {"type": "responses_api_models", "name": SERVER_NAME}
 PATHS = {"responses": "/v1/responses", "chat": "/v1/chat/completions", "messages": "/v1/messages"}
 CHAT_TOOL = {
     "type": "function",
-    "function": {"name": "get_weather", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}},
+    "function": {
+        "name": "get_weather",
+        "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},
+    },
 }
 ANSWER = "It is 18 \u00b0C with light rain in Paris: take a raincoat and an umbrella."
 TOOL_TEXT = "Let me check the weather for you \u2014 one moment."
@@ -62,13 +65,20 @@ REASONING = "The user asks about the weather; the get_weather tool can tell me."
 
 
 def config_for(directory: Path, **overrides: Any) -> CaptureConfig:
-    return CaptureConfig(observability_enabled=True, model_call_capture_dir=str(directory), **overrides)
+    return CaptureConfig(
+        observability_enabled=True, model_call_capture_dir=str(directory), **overrides
+    )
 
 
 @contextmanager
-def capturing(directory: Path, *, store: Any = None, app: Any = None, **overrides: Any) -> Iterator[RunningServer]:
+def capturing(
+    directory: Path, *, store: Any = None, app: Any = None, **overrides: Any
+) -> Iterator[RunningServer]:
     wrapped = CaptureMiddleware(
-        app or create_app(), config=config_for(directory, **overrides), model_server_name=SERVER_NAME, store=store
+        app or create_app(),
+        config=config_for(directory, **overrides),
+        model_server_name=SERVER_NAME,
+        store=store,
     )
     with serve(wrapped) as server:
         yield server
@@ -85,7 +95,9 @@ def read_lines(directory: Path, rollout_id: str) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text("utf-8").splitlines() if line.strip()]
 
 
-def wait_lines(directory: Path, rollout_id: str, count: int = 1, timeout: float = 10.0) -> list[dict[str, Any]]:
+def wait_lines(
+    directory: Path, rollout_id: str, count: int = 1, timeout: float = 10.0
+) -> list[dict[str, Any]]:
     """Lines of a rollout, waiting for `count` of them (calls the client abandoned finish later)."""
     deadline = time.monotonic() + timeout
     while True:
@@ -102,7 +114,10 @@ def only_line(directory: Path, rollout_id: str) -> dict[str, Any]:
 
 
 def chat_body(model: str = "demo-gpt", *, stream: bool = False, **extra: Any) -> dict[str, Any]:
-    body: dict[str, Any] = {"model": model, "messages": [{"role": "user", "content": "Weather in Paris?"}]}
+    body: dict[str, Any] = {
+        "model": model,
+        "messages": [{"role": "user", "content": "Weather in Paris?"}],
+    }
     if stream:
         body["stream"] = True
     return body | extra
@@ -124,7 +139,9 @@ def body_for(dialect: str, model: str, *, stream: bool) -> dict[str, Any]:
     }
 
 
-def raw_exchange(server: RunningServer, path: str, body: bytes, *, headers: dict[str, str] | None = None) -> bytes:
+def raw_exchange(
+    server: RunningServer, path: str, body: bytes, *, headers: dict[str, str] | None = None
+) -> bytes:
     """Every byte the server sends for one request, read from a plain socket until it closes."""
     head = [
         f"POST {path} HTTP/1.1",
@@ -140,7 +157,9 @@ def raw_exchange(server: RunningServer, path: str, body: bytes, *, headers: dict
         while chunk := sock.recv(65536):
             received += chunk
     # uvicorn's Date header is the only thing allowed to differ between two servers.
-    return b"\r\n".join(line for line in bytes(received).split(b"\r\n") if not line.lower().startswith(b"date: "))
+    return b"\r\n".join(
+        line for line in bytes(received).split(b"\r\n") if not line.lower().startswith(b"date: ")
+    )
 
 
 # -- the real SDKs, sync and async -------------------------------------------------------
@@ -165,7 +184,9 @@ def plain_server() -> Iterator[RunningServer]:
 
 def test_openai_chat_sync_json_and_stream(server: RunningServer, shared_dir: Path) -> None:
     rollout = new_rollout()
-    client = openai.OpenAI(base_url=f"{server.url}/ng-rollout/{rollout}/v1", api_key="k", max_retries=0)
+    client = openai.OpenAI(
+        base_url=f"{server.url}/ng-rollout/{rollout}/v1", api_key="k", max_retries=0
+    )
     raw = client.chat.completions.with_raw_response.create(
         model="demo-gpt",
         messages=[{"role": "user", "content": "Weather in Paris?"}],
@@ -196,7 +217,9 @@ def test_openai_chat_sync_json_and_stream(server: RunningServer, shared_dir: Pat
         "prompt_tokens_details": {"cached_tokens": 64},
         "completion_tokens_details": {"reasoning_tokens": 12},
     }
-    assert {k: first[k] for k in ("format", "dialect", "model_ref", "status_code", "error_category")} == {
+    assert {
+        k: first[k] for k in ("format", "dialect", "model_ref", "status_code", "error_category")
+    } == {
         "format": "model-call-capture/1",
         "dialect": "chat",
         "model_ref": MODEL_REF,
@@ -231,8 +254,12 @@ def test_openai_responses_async_json_and_stream(server: RunningServer, shared_di
         async with openai.AsyncOpenAI(
             base_url=f"{server.url}/ng-rollout/{rollout}/v1", api_key="k", max_retries=0
         ) as client:
-            raw = await client.responses.with_raw_response.create(model="demo-gpt", input="Weather in Paris?")
-            stream = await client.responses.create(model="demo-gpt", input="Weather in Paris?", stream=True)
+            raw = await client.responses.with_raw_response.create(
+                model="demo-gpt", input="Weather in Paris?"
+            )
+            stream = await client.responses.create(
+                model="demo-gpt", input="Weather in Paris?", stream=True
+            )
             events = [event async for event in stream]
             return raw, events
 
@@ -254,14 +281,22 @@ def test_openai_responses_async_json_and_stream(server: RunningServer, shared_di
         "output_tokens_details": {"reasoning_tokens": 12},
         "total_tokens": 160,
     }
-    texts = [c["text"] for item in second["response"]["output"] if item["type"] == "message" for c in item["content"]]
+    texts = [
+        c["text"]
+        for item in second["response"]["output"]
+        if item["type"] == "message"
+        for c in item["content"]
+    ]
     assert texts == [ANSWER]
 
 
 def test_anthropic_sync_json_and_async_stream(server: RunningServer, shared_dir: Path) -> None:
     rollout = new_rollout()
     base = f"{server.url}/ng-rollout/{rollout}"  # the anthropic SDK appends /v1/messages itself
-    tool = {"name": "get_weather", "input_schema": {"type": "object", "properties": {"city": {"type": "string"}}}}
+    tool = {
+        "name": "get_weather",
+        "input_schema": {"type": "object", "properties": {"city": {"type": "string"}}},
+    }
     client = anthropic.Anthropic(base_url=base, api_key="k", max_retries=0)
     raw = client.messages.with_raw_response.create(
         model="demo-claude",
@@ -415,7 +450,9 @@ def test_the_end_of_a_response_reaches_the_client_only_after_its_line_is_on_disk
             seen_end_with_lines.append(len(read_lines(tmp_path, rollout)))
 
     with capturing(tmp_path, store=store) as server:
-        thread = threading.Thread(target=client, args=(f"{server.url}/ng-rollout/{rollout}{PATHS[dialect]}",))
+        thread = threading.Thread(
+            target=client, args=(f"{server.url}/ng-rollout/{rollout}{PATHS[dialect]}",)
+        )
         thread.start()
         assert store.entered.wait(10)
         time.sleep(0.2)  # give a wrongly released end every chance to arrive
@@ -503,7 +540,13 @@ def sse_app(chunks: list[bytes]) -> Any:
     async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
         while (await receive()).get("more_body"):
             pass
-        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"text/event-stream")]})
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 200,
+                "headers": [(b"content-type", b"text/event-stream")],
+            }
+        )
         for chunk in chunks:
             await send({"type": "http.response.body", "body": chunk, "more_body": True})
             await asyncio.sleep(0.01)  # one chunk per write: the client sees each as it goes
@@ -517,11 +560,19 @@ def sse_app(chunks: list[bytes]) -> Any:
 HELD_LAST_CHUNK = {
     "chat [DONE] split across chunks": (
         "chat",
-        [b'data: {"id":"c1","choices":[{"index":0,"delta":{"content":"Hi"}}]}\n\n', b"data: [DO", b"NE]\n\n"],
+        [
+            b'data: {"id":"c1","choices":[{"index":0,"delta":{"content":"Hi"}}]}\n\n',
+            b"data: [DO",
+            b"NE]\n\n",
+        ],
     ),
     "chat error event completed by a bare blank line": (
         "chat",
-        [b'data: {"id":"c1","choices":[{"index":0,"delta":{"content":"Hi"}}]}\n\n', b'event: error\ndata: {"message":"boom"}\n', b"\n"],
+        [
+            b'data: {"id":"c1","choices":[{"index":0,"delta":{"content":"Hi"}}]}\n\n',
+            b'event: error\ndata: {"message":"boom"}\n',
+            b"\n",
+        ],
     ),
     "messages message_stop spelled with a JSON escape": (
         "messages",
@@ -573,7 +624,9 @@ def test_json_final_message_waits_when_the_body_is_sent_in_pieces(tmp_path: Path
         result.append(len(read_lines(tmp_path, rollout)))
 
     with capturing(tmp_path, store=store) as server:
-        thread = threading.Thread(target=client, args=(f"{server.url}/ng-rollout/{rollout}/v1/chat/completions",))
+        thread = threading.Thread(
+            target=client, args=(f"{server.url}/ng-rollout/{rollout}/v1/chat/completions",)
+        )
         thread.start()
         assert store.entered.wait(10)
         time.sleep(0.1)
@@ -593,7 +646,9 @@ def test_64_concurrent_streams_across_8_rollouts_are_each_recorded_once(tmp_path
     async def one(client: httpx.AsyncClient, url: str, i: int) -> bytes:
         dialect = dialects[i % 3]
         body = body_for(dialect, "keepalive", stream=True) | {"metadata": {"call": str(i)}}
-        async with client.stream("POST", f"{url}/ng-rollout/{rollouts[i % 8]}{PATHS[dialect]}", json=body) as r:
+        async with client.stream(
+            "POST", f"{url}/ng-rollout/{rollouts[i % 8]}{PATHS[dialect]}", json=body
+        ) as r:
             return b"".join([chunk async for chunk in r.aiter_raw()])
 
     async def run(url: str) -> list[bytes]:
@@ -612,13 +667,17 @@ def test_64_concurrent_streams_across_8_rollouts_are_each_recorded_once(tmp_path
         assert all(line["error_category"] is None and line["stream"] is True for line in lines)
         ids |= {line["model_call_id"] for line in lines}
     assert len(ids) == 64
-    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(f"{r}.capture.jsonl" for r in rollouts)
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        f"{r}.capture.jsonl" for r in rollouts
+    )
 
 
 # -- the failure table -------------------------------------------------------------------
 
 
-def post(server: RunningServer, rollout: str | None, body: Any, dialect: str = "chat") -> httpx.Response:
+def post(
+    server: RunningServer, rollout: str | None, body: Any, dialect: str = "chat"
+) -> httpx.Response:
     prefix = f"/ng-rollout/{rollout}" if rollout is not None else ""
     content = body if isinstance(body, bytes) else json.dumps(body).encode()
     return httpx.post(f"{server.url}{prefix}{PATHS[dialect]}", content=content, timeout=20)
@@ -654,7 +713,10 @@ def test_enospc_marks_the_rollout_incomplete_and_logs_once_per_rollout(
 ) -> None:
     store = FullDiskStore(tmp_path)
     first, second = new_rollout(), new_rollout()
-    with caplog.at_level(logging.ERROR, "model_call_capture"), capturing(tmp_path, store=store) as server:
+    with (
+        caplog.at_level(logging.ERROR, "model_call_capture"),
+        capturing(tmp_path, store=store) as server,
+    ):
         for rollout in (first, first, second, first):
             assert post(server, rollout, chat_body(stream=True)).status_code == 200
     failures = [r.getMessage() for r in caplog.records if "capture failed" in r.getMessage()]
@@ -666,7 +728,9 @@ def test_enospc_marks_the_rollout_incomplete_and_logs_once_per_rollout(
 
 def test_app_raising_before_the_response(server: RunningServer, shared_dir: Path) -> None:
     rollout = new_rollout()
-    assert post(server, rollout, chat_body("raise_before")).status_code == 500  # uvicorn's own reply
+    assert (
+        post(server, rollout, chat_body("raise_before")).status_code == 500
+    )  # uvicorn's own reply
     line = only_line(shared_dir, rollout)
     assert line["status_code"] is None
     assert line["error_category"] == "exception"
@@ -684,15 +748,26 @@ def test_app_raising_before_the_response(server: RunningServer, shared_dir: Path
     ],
 )
 def test_exceptions_keep_their_category_status_and_body(
-    scenario: str, status: int | None, category: str, raw: str | None, server: RunningServer, shared_dir: Path
+    scenario: str,
+    status: int | None,
+    category: str,
+    raw: str | None,
+    server: RunningServer,
+    shared_dir: Path,
 ) -> None:
     rollout = new_rollout()
     post(server, rollout, chat_body(scenario))
     line = only_line(shared_dir, rollout)
-    assert (line["status_code"], line["error_category"], line.get("response_raw")) == (status, category, raw)
+    assert (line["status_code"], line["error_category"], line.get("response_raw")) == (
+        status,
+        category,
+        raw,
+    )
 
 
-def test_app_raising_during_a_stream_keeps_the_partial_reconstruction(server: RunningServer, shared_dir: Path) -> None:
+def test_app_raising_during_a_stream_keeps_the_partial_reconstruction(
+    server: RunningServer, shared_dir: Path
+) -> None:
     rollout = new_rollout()
     with pytest.raises(httpx.RemoteProtocolError):
         post(server, rollout, chat_body("raise_mid", stream=True))
@@ -729,7 +804,9 @@ def test_app_raising_after_the_terminal_event_keeps_the_complete_response(
     }
 
 
-def test_app_raising_after_the_response_is_complete(server: RunningServer, shared_dir: Path) -> None:
+def test_app_raising_after_the_response_is_complete(
+    server: RunningServer, shared_dir: Path
+) -> None:
     """The client got the whole response and the line was written first: it records a success."""
     rollout = new_rollout()
     response = post(server, rollout, chat_body("raise_after_response", stream=True))
@@ -739,10 +816,14 @@ def test_app_raising_after_the_response_is_complete(server: RunningServer, share
     assert line["response"]["choices"][0]["message"]["content"] == ANSWER
 
 
-def test_client_disconnect_mid_stream_is_recorded_as_cancelled(server: RunningServer, shared_dir: Path) -> None:
+def test_client_disconnect_mid_stream_is_recorded_as_cancelled(
+    server: RunningServer, shared_dir: Path
+) -> None:
     rollout = new_rollout()
     with httpx.stream(
-        "POST", f"{server.url}/ng-rollout/{rollout}/v1/chat/completions", json=chat_body("slow", stream=True)
+        "POST",
+        f"{server.url}/ng-rollout/{rollout}/v1/chat/completions",
+        json=chat_body("slow", stream=True),
     ) as response:
         chunks = response.iter_raw()
         assert next(chunks).startswith(b"data: ")
@@ -799,7 +880,9 @@ def test_empty_request_body_has_no_raw_text(server: RunningServer, shared_dir: P
 
 def test_request_with_big_integers_is_kept_exactly(server: RunningServer, shared_dir: Path) -> None:
     rollout = new_rollout()
-    post(server, rollout, b'{"model":"demo-gpt","seed":123456789012345678901234567890,"messages":[]}')
+    post(
+        server, rollout, b'{"model":"demo-gpt","seed":123456789012345678901234567890,"messages":[]}'
+    )
     assert only_line(shared_dir, rollout)["request"]["seed"] == 123456789012345678901234567890
 
 
@@ -813,7 +896,9 @@ def test_encoded_responses_are_decoded_for_capture_and_forwarded_encoded(
     decode = {"gzip": gzip.decompress, "deflate": zlib.decompress, "br": brotli.decompress}[coding]
     decoded = []
     for stream in (False, True):
-        with httpx.stream("POST", url, json=body_for(dialect, coding, stream=stream), timeout=20) as reply:
+        with httpx.stream(
+            "POST", url, json=body_for(dialect, coding, stream=stream), timeout=20
+        ) as reply:
             assert reply.headers["content-encoding"] == coding
             decoded.append(decode(b"".join(reply.iter_raw())))  # the client got encoded bytes
     first, second = wait_lines(shared_dir, rollout, 2)
@@ -850,7 +935,11 @@ def test_invalid_rollout_ids_are_forwarded_not_captured_and_logged(
     directory.mkdir()
     with caplog.at_level(logging.WARNING, "model_call_capture"), capturing(directory) as server:
         for _ in range(2):
-            raw = raw_exchange(server, f"/ng-rollout/{path_id}/v1/chat/completions", json.dumps(chat_body()).encode())
+            raw = raw_exchange(
+                server,
+                f"/ng-rollout/{path_id}/v1/chat/completions",
+                json.dumps(chat_body()).encode(),
+            )
             assert raw.startswith(b"HTTP/1.1 200 OK")
             assert ANSWER.encode() in raw
     assert list(directory.iterdir()) == []
@@ -863,16 +952,24 @@ def test_invalid_rollout_ids_are_forwarded_not_captured_and_logged(
 def test_capture_disabled_strips_the_prefix_and_writes_nothing(tmp_path: Path) -> None:
     directory = tmp_path / "captures"
     app = install_model_call_capture(
-        create_app(), CaptureConfig(model_call_capture_dir=str(directory)), model_server_name=SERVER_NAME
+        create_app(),
+        CaptureConfig(model_call_capture_dir=str(directory)),
+        model_server_name=SERVER_NAME,
     )
     with serve(app) as server:
-        client = openai.OpenAI(base_url=f"{server.url}/ng-rollout/0-0/v1", api_key="k", max_retries=0)
-        reply = client.chat.completions.create(model="demo-gpt", messages=[{"role": "user", "content": "hi"}])
+        client = openai.OpenAI(
+            base_url=f"{server.url}/ng-rollout/0-0/v1", api_key="k", max_retries=0
+        )
+        reply = client.chat.completions.create(
+            model="demo-gpt", messages=[{"role": "user", "content": "hi"}]
+        )
         assert reply.choices[0].message.content == ANSWER
     assert not directory.exists()
 
 
-def test_unprefixed_and_unobserved_calls_are_not_captured(server: RunningServer, shared_dir: Path) -> None:
+def test_unprefixed_and_unobserved_calls_are_not_captured(
+    server: RunningServer, shared_dir: Path
+) -> None:
     before = sorted(p.name for p in shared_dir.iterdir())
     assert post(server, None, chat_body()).json()["object"] == "chat.completion"
     rollout = new_rollout()
@@ -925,7 +1022,9 @@ def test_error_categories(
         assert line["latency_ttft_ms"] is None
 
 
-def test_keepalive_comments_do_not_count_as_the_first_token(server: RunningServer, shared_dir: Path) -> None:
+def test_keepalive_comments_do_not_count_as_the_first_token(
+    server: RunningServer, shared_dir: Path
+) -> None:
     rollout = new_rollout()
     post(server, rollout, chat_body("keepalive+slow", stream=True))
     line = only_line(shared_dir, rollout)
@@ -946,7 +1045,9 @@ def test_the_byte_cap_cuts_the_capture_not_the_response(tmp_path: Path) -> None:
     stream_line, json_line, request_line = wait_lines(tmp_path, rollout, 3)
     assert stream_line["capture_cut"] is True and stream_line["error_category"] is None
     assert stream_line["response_raw"] == stream_reply.text[:cap]
-    assert stream_line["response"]["choices"][0]["message"]["content"].startswith("All work and no play")
+    assert stream_line["response"]["choices"][0]["message"]["content"].startswith(
+        "All work and no play"
+    )
     assert json_line["capture_cut"] is True and json_line["error_category"] is None
     assert json_line["response"] is None and json_line["response_raw"] == json_reply.text[:cap]
     assert request_line["capture_cut"] is True and request_line["request"] is None
@@ -958,7 +1059,9 @@ def test_an_endless_stream_is_cut_for_capture_and_recorded_on_disconnect(tmp_pat
     rollout = new_rollout()
     with capturing(tmp_path, capture_max_bytes=64 * 1024, capture_stream_raw="never") as server:
         with httpx.stream(
-            "POST", f"{server.url}/ng-rollout/{rollout}/v1/messages", json=body_for("messages", "forever", stream=True)
+            "POST",
+            f"{server.url}/ng-rollout/{rollout}/v1/messages",
+            json=body_for("messages", "forever", stream=True),
         ) as response:
             received = 0
             for chunk in response.iter_raw():
@@ -990,7 +1093,9 @@ def test_stream_raw_policy(policy: str, scenario: str, kept: bool, tmp_path: Pat
 # -- mounting, routing and the capture context ----------------------------------------
 
 
-def test_install_on_fastapi_uses_add_middleware_and_routes_the_stripped_path(tmp_path: Path) -> None:
+def test_install_on_fastapi_uses_add_middleware_and_routes_the_stripped_path(
+    tmp_path: Path,
+) -> None:
     api = FastAPI()
 
     @api.post("/v1/chat/completions")
@@ -1013,7 +1118,11 @@ def test_install_on_fastapi_uses_add_middleware_and_routes_the_stripped_path(tmp
 def test_install_accepts_a_global_config_mapping(tmp_path: Path) -> None:
     app = install_model_call_capture(
         create_app(),
-        {"observability_enabled": True, "model_call_capture_dir": str(tmp_path), "policy_model": {}},
+        {
+            "observability_enabled": True,
+            "model_call_capture_dir": str(tmp_path),
+            "policy_model": {},
+        },
         model_server_name=SERVER_NAME,
     )
     assert isinstance(app, CaptureMiddleware)
@@ -1023,18 +1132,38 @@ def test_install_accepts_a_global_config_mapping(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("path", "raw_path", "root_path", "expected"),
     [
-        ("/ng-rollout/3-1/v1/messages", b"/ng-rollout/3-1/v1/messages", "", ("3-1", "/v1/messages", b"/v1/messages")),
+        (
+            "/ng-rollout/3-1/v1/messages",
+            b"/ng-rollout/3-1/v1/messages",
+            "",
+            ("3-1", "/v1/messages", b"/v1/messages"),
+        ),
         ("/ng-rollout/3-1", b"/ng-rollout/3-1", "", ("3-1", "/", b"/")),
-        ("/ng-rollout/a/../b/v1/x", b"/ng-rollout/a%2F..%2Fb/v1/x", "", ("a/../b", "/v1/x", b"/v1/x")),
+        (
+            "/ng-rollout/a/../b/v1/x",
+            b"/ng-rollout/a%2F..%2Fb/v1/x",
+            "",
+            ("a/../b", "/v1/x", b"/v1/x"),
+        ),
         ("/ng-rollout/\u00e9/v1/x", b"/ng-rollout/%C3%A9/v1/x", "", ("\u00e9", "/v1/x", b"/v1/x")),
         ("/ng-rollout/r/v1/x", None, "", ("r", "/v1/x", None)),
-        ("/api/ng-rollout/r/v1/x", b"/api/ng-rollout/r/v1/x", "/api", ("r", "/api/v1/x", b"/api/v1/x")),
+        (
+            "/api/ng-rollout/r/v1/x",
+            b"/api/ng-rollout/r/v1/x",
+            "/api",
+            ("r", "/api/v1/x", b"/api/v1/x"),
+        ),
     ],
 )
 def test_prefix_is_split_from_path_and_raw_path(
     path: str, raw_path: bytes | None, root_path: str, expected: tuple[str, str, bytes | None]
 ) -> None:
-    scope: dict[str, Any] = {"type": "http", "path": path, "root_path": root_path, "query_string": b"q=1"}
+    scope: dict[str, Any] = {
+        "type": "http",
+        "path": path,
+        "root_path": root_path,
+        "query_string": b"q=1",
+    }
     if raw_path is not None:
         scope["raw_path"] = raw_path
     split = _split_rollout_prefix(scope)
@@ -1089,12 +1218,22 @@ def test_error_category_for_status_matches_gym(status: int | None, category: str
     assert error_category_for_status(status) == category
 
 
-def test_client_gone_before_any_response_is_recorded_as_cancelled(server: RunningServer, shared_dir: Path) -> None:
+def test_client_gone_before_any_response_is_recorded_as_cancelled(
+    server: RunningServer, shared_dir: Path
+) -> None:
     rollout = new_rollout()
     with pytest.raises(httpx.ReadTimeout):
-        httpx.post(f"{server.url}/ng-rollout/{rollout}/v1/chat/completions", json=chat_body("hang"), timeout=0.3)
+        httpx.post(
+            f"{server.url}/ng-rollout/{rollout}/v1/chat/completions",
+            json=chat_body("hang"),
+            timeout=0.3,
+        )
     line = only_line(shared_dir, rollout)
-    assert (line["status_code"], line["error_category"], line["response"]) == (None, "cancelled", None)
+    assert (line["status_code"], line["error_category"], line["response"]) == (
+        None,
+        "cancelled",
+        None,
+    )
     assert line["latency_ttft_ms"] is None
     assert line["request"] == chat_body("hang")
 
@@ -1159,7 +1298,11 @@ def test_outcome_matches_the_line_gym_wrote(
 ) -> None:
     gym = json.loads((gym_reference_dir / f"{gym_file}.capture.jsonl").read_text().splitlines()[0])
     rollout = new_rollout()
-    content = body if body is not None else json.dumps(body_for(dialect, scenario, stream=stream)).encode()
+    content = (
+        body
+        if body is not None
+        else json.dumps(body_for(dialect, scenario, stream=stream)).encode()
+    )
     try:
         post(server, rollout, content, dialect)
     except httpx.RemoteProtocolError:
@@ -1187,7 +1330,9 @@ def test_outcome_matches_the_line_gym_wrote(
     assert shape(ours) == expected
 
 
-def test_an_unknown_content_encoding_is_forwarded_and_recorded_without_a_body(tmp_path: Path) -> None:
+def test_an_unknown_content_encoding_is_forwarded_and_recorded_without_a_body(
+    tmp_path: Path,
+) -> None:
     payload = b"\x28\xb5\x2f\xfd not really zstd"
 
     async def app(scope: Any, receive: Any, send: Any) -> None:
@@ -1199,10 +1344,16 @@ def test_an_unknown_content_encoding_is_forwarded_and_recorded_without_a_body(tm
 
     rollout = new_rollout()
     with capturing(tmp_path, app=app) as server:
-        with httpx.stream("POST", f"{server.url}/ng-rollout/{rollout}/v1/chat/completions", json=chat_body()) as reply:
+        with httpx.stream(
+            "POST", f"{server.url}/ng-rollout/{rollout}/v1/chat/completions", json=chat_body()
+        ) as reply:
             assert b"".join(reply.iter_raw()) == payload
     line = only_line(tmp_path, rollout)
-    assert (line["status_code"], line["error_category"], line["response"]) == (200, "capture_parse_error", None)
+    assert (line["status_code"], line["error_category"], line["response"]) == (
+        200,
+        "capture_parse_error",
+        None,
+    )
     assert "response_raw" not in line
     assert line["latency_ttft_ms"] is not None
 
@@ -1220,7 +1371,9 @@ def test_a_capture_directory_removed_while_serving_is_recreated(tmp_path: Path) 
     assert len(read_lines(directory, rollout)) == 1
 
 
-def test_request_headers_never_reach_the_capture_file(server: RunningServer, shared_dir: Path) -> None:
+def test_request_headers_never_reach_the_capture_file(
+    server: RunningServer, shared_dir: Path
+) -> None:
     rollout = new_rollout()
     client = openai.OpenAI(
         base_url=f"{server.url}/ng-rollout/{rollout}/v1",
@@ -1240,14 +1393,28 @@ def test_free_memory_is_handed_back_before_the_line_of_a_big_body_is_written(
     # A spy around the real function: it still trims (glibc), and counts the calls.
     calls: list[int] = []
     real = middleware_module._release_free_memory
-    monkeypatch.setattr(middleware_module, "_release_free_memory", lambda: (calls.append(1), real())[1])
+    monkeypatch.setattr(
+        middleware_module, "_release_free_memory", lambda: (calls.append(1), real())[1]
+    )
     api = FastAPI()
     text = "z" * (9 << 20)
 
     @api.post("/v1/chat/completions")
     async def complete(request: Request) -> JSONResponse:
         size = (await request.json())["size"]
-        return JSONResponse({"id": "chatcmpl-big", "object": "chat.completion", "choices": [{"index": 0, "message": {"role": "assistant", "content": text[:size]}, "finish_reason": "stop"}]})
+        return JSONResponse(
+            {
+                "id": "chatcmpl-big",
+                "object": "chat.completion",
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": {"role": "assistant", "content": text[:size]},
+                        "finish_reason": "stop",
+                    }
+                ],
+            }
+        )
 
     rollout = new_rollout()
     with capturing(tmp_path, app=api) as server:
@@ -1257,4 +1424,7 @@ def test_free_memory_is_handed_back_before_the_line_of_a_big_body_is_written(
     assert reply.status_code == 200
     assert calls == [1]
     lines = read_lines(tmp_path, rollout)
-    assert [len(line["response"]["choices"][0]["message"]["content"]) for line in lines] == [10, 9 << 20]
+    assert [len(line["response"]["choices"][0]["message"]["content"]) for line in lines] == [
+        10,
+        9 << 20,
+    ]

@@ -22,10 +22,10 @@ import anthropic
 import httpx
 import openai
 import pytest
-from servers import serve
 
 from model_call_capture import CaptureStore
 from model_call_capture.proxy import ProxyApp, _forwarded_headers, create_proxy_app
+from servers import serve
 
 API_KEY = "sk-secret-never-recorded-4242"
 ROLLOUT = "proxy-7"
@@ -78,7 +78,9 @@ def upstream_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     url = f"http://127.0.0.1:{sock.getsockname()[1]}"
     with log.open("wb") as err:
         proc = subprocess.Popen(
-            [sys.executable, "-c", _UPSTREAM_CODE, str(sock.fileno())], pass_fds=[sock.fileno()], stderr=err
+            [sys.executable, "-c", _UPSTREAM_CODE, str(sock.fileno())],
+            pass_fds=[sock.fileno()],
+            stderr=err,
         )
     sock.close()
     try:
@@ -89,7 +91,9 @@ def upstream_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 
 @pytest.fixture(scope="module")
-def proxy(tmp_path_factory: pytest.TempPathFactory, upstream_url: str) -> Iterator[tuple[str, Path]]:
+def proxy(
+    tmp_path_factory: pytest.TempPathFactory, upstream_url: str
+) -> Iterator[tuple[str, Path]]:
     """`mcc serve` in front of the upstream, as its own process; yields (its URL, capture dir)."""
     root = tmp_path_factory.mktemp("proxy")
     capture_dir = root / "captures"
@@ -97,9 +101,20 @@ def proxy(tmp_path_factory: pytest.TempPathFactory, upstream_url: str) -> Iterat
     with log.open("wb") as err:
         proc = subprocess.Popen(
             [
-                sys.executable, "-m", "model_call_capture.cli", "serve",
-                "--upstream", upstream_url, "--capture-dir", str(capture_dir),
-                "--name", "proxy-test", "--port", "0", "--timeout", "20",
+                sys.executable,
+                "-m",
+                "model_call_capture.cli",
+                "serve",
+                "--upstream",
+                upstream_url,
+                "--capture-dir",
+                str(capture_dir),
+                "--name",
+                "proxy-test",
+                "--port",
+                "0",
+                "--timeout",
+                "20",
             ],
             stdout=subprocess.PIPE,
             stderr=err,
@@ -130,11 +145,15 @@ def test_sdk_calls_through_the_proxy_are_answered_and_captured(proxy: tuple[str,
     oai = openai.OpenAI(base_url=base + "/v1", api_key=API_KEY, max_retries=0)
     ant = anthropic.Anthropic(base_url=base, api_key=API_KEY, max_retries=0)
 
-    chat = oai.chat.completions.create(model="demo-gpt", messages=[{"role": "user", "content": "hi"}])
+    chat = oai.chat.completions.create(
+        model="demo-gpt", messages=[{"role": "user", "content": "hi"}]
+    )
     assert chat.choices[0].message.content or chat.choices[0].message.tool_calls
     chunks = list(
         oai.chat.completions.create(
-            model="demo-gpt", messages=[{"role": "user", "content": "hi"}], stream=True,
+            model="demo-gpt",
+            messages=[{"role": "user", "content": "hi"}],
+            stream=True,
             stream_options={"include_usage": True},
         )
     )
@@ -143,14 +162,20 @@ def test_sdk_calls_through_the_proxy_are_answered_and_captured(proxy: tuple[str,
     assert response.status == "completed"
     events = [e.type for e in oai.responses.create(model="demo-gpt", input="hi", stream=True)]
     assert events[-1] == "response.completed"
-    message = ant.messages.create(model="demo-claude", max_tokens=64, messages=[{"role": "user", "content": "hi"}])
+    message = ant.messages.create(
+        model="demo-claude", max_tokens=64, messages=[{"role": "user", "content": "hi"}]
+    )
     assert message.stop_reason is not None
-    with ant.messages.stream(model="demo-claude", max_tokens=64, messages=[{"role": "user", "content": "hi"}]) as s:
+    with ant.messages.stream(
+        model="demo-claude", max_tokens=64, messages=[{"role": "user", "content": "hi"}]
+    ) as s:
         final = s.get_final_message()
     assert final.stop_reason is not None
 
     lines = _lines(capture_dir, ROLLOUT)
-    assert [(line.dialect, line.status_code, line.error_category, line.stream is True) for line in lines] == [
+    assert [
+        (line.dialect, line.status_code, line.error_category, line.stream is True) for line in lines
+    ] == [
         ("chat", 200, None, False),
         ("chat", 200, None, True),
         ("responses", 200, None, False),
@@ -167,18 +192,33 @@ def test_sdk_calls_through_the_proxy_are_answered_and_captured(proxy: tuple[str,
 # -- byte for byte -------------------------------------------------------------------
 
 _CASES = [
-    ("/v1/chat/completions", {"model": "demo-gpt", "messages": [{"role": "user", "content": "hi"}]}),
     (
         "/v1/chat/completions",
-        {"model": "demo-gpt", "messages": [{"role": "user", "content": "hi"}], "stream": True,
-         "stream_options": {"include_usage": True}},
+        {"model": "demo-gpt", "messages": [{"role": "user", "content": "hi"}]},
+    ),
+    (
+        "/v1/chat/completions",
+        {
+            "model": "demo-gpt",
+            "messages": [{"role": "user", "content": "hi"}],
+            "stream": True,
+            "stream_options": {"include_usage": True},
+        },
     ),
     ("/v1/responses", {"model": "demo-gpt", "input": "hi"}),
     ("/v1/responses", {"model": "demo-gpt", "input": "hi", "stream": True}),
-    ("/v1/messages", {"model": "demo-claude", "max_tokens": 64, "messages": [{"role": "user", "content": "hi"}]}),
     (
         "/v1/messages",
-        {"model": "demo-claude", "max_tokens": 64, "messages": [{"role": "user", "content": "hi"}], "stream": True},
+        {"model": "demo-claude", "max_tokens": 64, "messages": [{"role": "user", "content": "hi"}]},
+    ),
+    (
+        "/v1/messages",
+        {
+            "model": "demo-claude",
+            "max_tokens": 64,
+            "messages": [{"role": "user", "content": "hi"}],
+            "stream": True,
+        },
     ),
     # Compressed bodies pass through still compressed (the scenario is named by `model`).
     ("/v1/chat/completions", {"model": "gzip", "messages": [{"role": "user", "content": "hi"}]}),
@@ -186,21 +226,36 @@ _CASES = [
 ]
 
 
-def _raw_exchange(url: str, body: dict[str, Any]) -> tuple[int, tuple[str, str], bytes, list[bytes]]:
+def _raw_exchange(
+    url: str, body: dict[str, Any]
+) -> tuple[int, tuple[str, str], bytes, list[bytes]]:
     """Status, (content type, content encoding), the raw (still encoded) body, and its chunks as they arrived."""
     with httpx.Client(timeout=20) as client:
-        with client.stream("POST", url, json=body, headers={"authorization": f"Bearer {API_KEY}"}) as response:
+        with client.stream(
+            "POST", url, json=body, headers={"authorization": f"Bearer {API_KEY}"}
+        ) as response:
             chunks = list(response.iter_raw())
-            kind = (response.headers.get("content-type", ""), response.headers.get("content-encoding", ""))
+            kind = (
+                response.headers.get("content-type", ""),
+                response.headers.get("content-encoding", ""),
+            )
             return response.status_code, kind, b"".join(chunks), chunks
 
 
-@pytest.mark.parametrize(("path", "body"), _CASES, ids=[f"{p}-{b['model']}{'-stream' if b.get('stream') else ''}" for p, b in _CASES])
+@pytest.mark.parametrize(
+    ("path", "body"),
+    _CASES,
+    ids=[f"{p}-{b['model']}{'-stream' if b.get('stream') else ''}" for p, b in _CASES],
+)
 def test_client_gets_the_bytes_the_upstream_sent(
     proxy: tuple[str, Path], upstream_url: str, path: str, body: dict[str, Any]
 ) -> None:
     url, capture_dir = proxy
-    rollout_id = "bytes-" + re.sub(r"[^a-z]", "", path + body["model"]) + ("-s" if body.get("stream") else "")
+    rollout_id = (
+        "bytes-"
+        + re.sub(r"[^a-z]", "", path + body["model"])
+        + ("-s" if body.get("stream") else "")
+    )
     direct = _raw_exchange(upstream_url + path, body)
     proxied = _raw_exchange(f"{url}/ng-rollout/{rollout_id}{path}", body)
     unprefixed = _raw_exchange(url + path, body)
@@ -229,7 +284,9 @@ def test_unprefixed_calls_are_forwarded_but_not_captured(proxy: tuple[str, Path]
 def test_a_client_that_leaves_mid_stream_is_recorded_as_cancelled(proxy: tuple[str, Path]) -> None:
     url, capture_dir = proxy
     body = {"model": "forever", "messages": [{"role": "user", "content": "hi"}], "stream": True}
-    with httpx.stream("POST", f"{url}/ng-rollout/leaver-1/v1/chat/completions", json=body, timeout=20) as response:
+    with httpx.stream(
+        "POST", f"{url}/ng-rollout/leaver-1/v1/chat/completions", json=body, timeout=20
+    ) as response:
         chunks = response.iter_raw()
         assert next(chunks).startswith(b"data: ")
         next(chunks)
@@ -254,9 +311,13 @@ def _closed_port() -> int:
 def test_upstream_down_is_502_and_recorded_as_connection(tmp_path: Path) -> None:
     app = create_proxy_app(f"http://127.0.0.1:{_closed_port()}", str(tmp_path), name="p")
     with serve(app) as server:
-        client = openai.OpenAI(base_url=f"{server.url}/ng-rollout/down-1/v1", api_key=API_KEY, max_retries=0)
+        client = openai.OpenAI(
+            base_url=f"{server.url}/ng-rollout/down-1/v1", api_key=API_KEY, max_retries=0
+        )
         with pytest.raises(openai.APIStatusError) as raised:
-            client.chat.completions.create(model="demo-gpt", messages=[{"role": "user", "content": "hi"}])
+            client.chat.completions.create(
+                model="demo-gpt", messages=[{"role": "user", "content": "hi"}]
+            )
     assert raised.value.status_code == 502
     assert "unreachable (ConnectError" in raised.value.message
     (line,) = _lines(tmp_path, "down-1")
@@ -267,11 +328,17 @@ def test_upstream_down_is_502_and_recorded_as_connection(tmp_path: Path) -> None
 def test_slow_upstream_is_504_and_recorded_as_timeout(tmp_path: Path) -> None:
     silent = _listening_socket()  # accepts connections (the kernel does), never answers
     try:
-        app = create_proxy_app(f"http://127.0.0.1:{silent.getsockname()[1]}", str(tmp_path), name="p", timeout_s=0.3)
+        app = create_proxy_app(
+            f"http://127.0.0.1:{silent.getsockname()[1]}", str(tmp_path), name="p", timeout_s=0.3
+        )
         with serve(app) as server:
-            client = anthropic.Anthropic(base_url=f"{server.url}/ng-rollout/slow-1", api_key=API_KEY, max_retries=0)
+            client = anthropic.Anthropic(
+                base_url=f"{server.url}/ng-rollout/slow-1", api_key=API_KEY, max_retries=0
+            )
             with pytest.raises(anthropic.APIStatusError) as raised:
-                client.messages.create(model="demo-claude", max_tokens=8, messages=[{"role": "user", "content": "hi"}])
+                client.messages.create(
+                    model="demo-claude", max_tokens=8, messages=[{"role": "user", "content": "hi"}]
+                )
     finally:
         silent.close()
     assert raised.value.status_code == 504
@@ -285,7 +352,13 @@ async def _stalling_upstream(scope: dict[str, Any], receive: Any, send: Any) -> 
     """Starts a chat stream, sends one event, then stalls until the proxy gives up and hangs up."""
     if scope["type"] != "http":
         return
-    await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"text/event-stream")]})
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 200,
+            "headers": [(b"content-type", b"text/event-stream")],
+        }
+    )
     chunk = b'data: {"id":"c1","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"Hel"}}]}\n\n'
     await send({"type": "http.response.body", "body": chunk, "more_body": True})
     while (await receive())["type"] != "http.disconnect":
@@ -294,11 +367,16 @@ async def _stalling_upstream(scope: dict[str, Any], receive: Any, send: Any) -> 
 
 def test_timeout_in_the_middle_of_a_stream_cuts_it_and_is_recorded(tmp_path: Path) -> None:
     with serve(_stalling_upstream) as upstream:
-        with serve(create_proxy_app(upstream.url, str(tmp_path), name="p", timeout_s=0.3)) as server:
+        with serve(
+            create_proxy_app(upstream.url, str(tmp_path), name="p", timeout_s=0.3)
+        ) as server:
             received = bytearray()
             with pytest.raises(httpx.RemoteProtocolError):
                 with httpx.stream(
-                    "POST", f"{server.url}/ng-rollout/stall-1/v1/chat/completions", json={"stream": True}, timeout=10
+                    "POST",
+                    f"{server.url}/ng-rollout/stall-1/v1/chat/completions",
+                    json={"stream": True},
+                    timeout=10,
                 ) as response:
                     assert response.status_code == 200
                     for chunk in response.iter_raw():
@@ -349,15 +427,30 @@ def test_an_upstream_that_is_not_an_http_url_is_refused(upstream: str) -> None:
         ProxyApp(upstream)
 
 
-def test_serve_on_a_taken_port_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_serve_on_a_taken_port_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     from model_call_capture.cli import main
 
     taken = _listening_socket()
     port = taken.getsockname()[1]
     try:
         with pytest.raises(SystemExit) as exited:
-            main(["serve", "--upstream", "http://127.0.0.1:1", "--capture-dir", str(tmp_path), "--port", str(port)])
+            main(
+                [
+                    "serve",
+                    "--upstream",
+                    "http://127.0.0.1:1",
+                    "--capture-dir",
+                    str(tmp_path),
+                    "--port",
+                    str(port),
+                ]
+            )
     finally:
         taken.close()
     assert exited.value.code == 1
-    assert capsys.readouterr().err == f"mcc: error: cannot listen on 127.0.0.1:{port}: Address already in use\n"
+    assert (
+        capsys.readouterr().err
+        == f"mcc: error: cannot listen on 127.0.0.1:{port}: Address already in use\n"
+    )

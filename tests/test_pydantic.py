@@ -49,7 +49,9 @@ def without_inexpressible(schema: Any, names: bool = False) -> Any:
     if names:  # the keys of `properties` or `$defs` are names, not keywords
         return {key: without_inexpressible(value) for key, value in schema.items()}
     return {
-        key: without_inexpressible(value, names=key in {"properties", "patternProperties", "$defs", "dependentSchemas"})
+        key: without_inexpressible(
+            value, names=key in {"properties", "patternProperties", "$defs", "dependentSchemas"}
+        )
         for key, value in schema.items()
         if key not in NOT_EXPRESSIBLE
     }
@@ -58,7 +60,10 @@ def without_inexpressible(schema: Any, names: bool = False) -> Any:
 @functools.cache
 def loosened_validator(target: str) -> Draft202012Validator:
     """A validator of `target` (`v1/<file>.schema.json#...`) by the schemas without `NOT_EXPRESSIBLE`."""
-    docs = [without_inexpressible(json.loads(p.read_text())) for p in sorted((SCHEMAS / "v1").rglob("*.schema.json"))]
+    docs = [
+        without_inexpressible(json.loads(p.read_text()))
+        for p in sorted((SCHEMAS / "v1").rglob("*.schema.json"))
+    ]
     registry: Registry[Any] = Registry().with_resources(
         (doc["$id"], Resource.from_contents(doc, default_specification=DRAFT202012)) for doc in docs
     )
@@ -76,7 +81,13 @@ def conformance_cases() -> list[tuple[str, str, Any, bool]]:
         corpus = json.loads(path.read_text())
         for case in corpus["tests"]:
             cases.append(
-                (path.relative_to(REPO).as_posix(), corpus["schema"], case["description"], case["data"], case["valid"])
+                (
+                    path.relative_to(REPO).as_posix(),
+                    corpus["schema"],
+                    case["description"],
+                    case["data"],
+                    case["valid"],
+                )
             )
     return cases
 
@@ -96,7 +107,9 @@ def generated_type(target: str) -> Any:
 def generated_module(path: Path) -> Any:
     """The generated module of `v1/<file>.schema.json` (`model_call_capture.pydantic.<file>`)."""
     stem = path.relative_to("v1").as_posix().removesuffix(".schema.json")
-    return importlib.import_module("model_call_capture.pydantic." + stem.replace("/", ".").replace("-", "_"))
+    return importlib.import_module(
+        "model_call_capture.pydantic." + stem.replace("/", ".").replace("-", "_")
+    )
 
 
 def accepts(tp: Any, data: Any) -> bool:
@@ -129,7 +142,9 @@ def test_the_known_gap_is_exactly_the_inexpressible_keywords() -> None:
         for file, target, description, data, valid in CASES
         if not valid and loosened_validator(target).is_valid(data)
     }
-    print(f"conformance: {len(CASES)} cases, {len(CASES) - len(gaps)} agree, {len(gaps)} in the known gap")
+    print(
+        f"conformance: {len(CASES)} cases, {len(CASES) - len(gaps)} agree, {len(gaps)} in the known gap"
+    )
     assert {
         ("schemas/conformance/capture-config.json", "capture on without a directory"),
         ("schemas/conformance/capture-config.json", "capture on with a null directory"),
@@ -162,19 +177,27 @@ def test_the_models_accept_every_example_of_the_schemas() -> None:
 
 def is_container(schema: dict[str, Any]) -> bool:
     """A dialect document's root: it only holds `$defs` and accepts any value."""
-    return not ({"type", "anyOf", "oneOf", "allOf", "$ref", "properties", "enum", "const"} & schema.keys())
+    return not (
+        {"type", "anyOf", "oneOf", "allOf", "$ref", "properties", "enum", "const"} & schema.keys()
+    )
 
 
 def expected_files(gym_reference_dir: Path) -> list[Path]:
     """Gym's `*.expected.json` files that carry records (not a refused rollout id)."""
-    files = sorted(p for p in gym_reference_dir.rglob("*.expected.json") if "records" in json.loads(p.read_text()))
+    files = sorted(
+        p
+        for p in gym_reference_dir.rglob("*.expected.json")
+        if "records" in json.loads(p.read_text())
+    )
     assert len(files) > 100
     return files
 
 
 def round_trip(model: type[pydantic.BaseModel], document: dict[str, Any]) -> dict[str, Any]:
     """Validate a JSON document as `model` and write it back as JSON."""
-    return json.loads(model.model_validate_json(json.dumps(document)).model_dump_json(exclude_unset=True))
+    return json.loads(
+        model.model_validate_json(json.dumps(document)).model_dump_json(exclude_unset=True)
+    )
 
 
 def test_gym_records_and_attachments_round_trip(gym_reference_dir: Path) -> None:
@@ -182,11 +205,15 @@ def test_gym_records_and_attachments_round_trip(gym_reference_dir: Path) -> None
     for path in expected_files(gym_reference_dir):
         expected = json.loads(path.read_text())
         for record in expected["records"]:
-            assert round_trip(ModelCallRecord, record) == record, f"{path}: call {record.get('call_index')}"
+            assert round_trip(ModelCallRecord, record) == record, (
+                f"{path}: call {record.get('call_index')}"
+            )
             records += 1
         # Where Gym refused the rollout id, its "attachment" is `{"error": ...}`, no capture.
         if "attachment" in expected and "error" not in expected["attachment"]:
-            assert round_trip(ModelCallCapture, expected["attachment"]) == expected["attachment"], str(path)
+            assert round_trip(ModelCallCapture, expected["attachment"]) == expected["attachment"], (
+                str(path)
+            )
             attachments += 1
     print(f"round-tripped {records} records and {attachments} attachments")
     assert records > 100 and attachments > 100
@@ -196,7 +223,9 @@ def test_gym_capture_lines_get_the_schema_verdict_and_round_trip(gym_reference_d
     schema = json.loads((SCHEMAS / "v1/capture-line.schema.json").read_text())
     resources = [
         (doc["$id"], Resource.from_contents(doc, default_specification=DRAFT202012))
-        for doc in (json.loads(p.read_text()) for p in sorted((SCHEMAS / "v1").rglob("*.schema.json")))
+        for doc in (
+            json.loads(p.read_text()) for p in sorted((SCHEMAS / "v1").rglob("*.schema.json"))
+        )
     ]
     validator = Draft202012Validator(schema, registry=Registry().with_resources(resources))
     accepted = rejected = 0
@@ -220,14 +249,22 @@ def test_gym_capture_lines_get_the_schema_verdict_and_round_trip(gym_reference_d
 def test_unknown_fields_are_kept_and_typed_fields_are_typed() -> None:
     record = ModelCallRecord.model_validate(
         {
-            **{name: None for name in ("model_call_id", "response_id", "model_ref", "model", "dialect", "status_code")},
-            **{name: None for name in ("response_status", "finish_reason", "started_at", "completed_at")},
-            **{name: None for name in ("tokens_in", "tokens_out", "tokens_reasoning", "tokens_total", "cached_tokens")},
-            **{name: None for name in ("cache_hit", "cache_creation_tokens", "reasoning_content", "error_category")},
-            **{name: None for name in ("latency_total_ms", "latency_ttft_ms", "request", "response")},
-            **{name: None for name in ("request_raw", "response_raw")},
+            **dict.fromkeys(
+                ("model_call_id", "response_id", "model_ref", "model", "dialect", "status_code")
+            ),
+            **dict.fromkeys(("response_status", "finish_reason", "started_at", "completed_at")),
+            **dict.fromkeys(
+                ("tokens_in", "tokens_out", "tokens_reasoning", "tokens_total", "cached_tokens")
+            ),
+            **dict.fromkeys(
+                ("cache_hit", "cache_creation_tokens", "reasoning_content", "error_category")
+            ),
+            **dict.fromkeys(("latency_total_ms", "latency_ttft_ms", "request", "response")),
+            **dict.fromkeys(("request_raw", "response_raw")),
             "call_index": 3,
-            "tool_calls": [{"call_id": "call_1", "name": "get_weather", "arguments": {"city": "Paris"}}],
+            "tool_calls": [
+                {"call_id": "call_1", "name": "get_weather", "arguments": {"city": "Paris"}}
+            ],
             "upstream_attempted": True,
         }
     )
@@ -263,6 +300,8 @@ def test_the_package_imports_without_the_generator() -> None:
         "import model_call_capture.pydantic as m, model_call_capture.pydantic.dialects\n"
         "print(sorted(m.__all__)[:3])\n"
     )
-    done = subprocess.run([sys.executable, "-W", "error", "-c", code], capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-W", "error", "-c", code], capture_output=True, text=True, timeout=60
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "['CaptureConfig', 'CaptureLine', 'Dialect']"

@@ -7,6 +7,7 @@ one-shot form equals the incremental one, and no input makes the reassembler rai
 
 from __future__ import annotations
 
+import itertools
 import random
 from pathlib import Path
 from types import SimpleNamespace
@@ -15,11 +16,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from conftest import CORPUS
 from model_call_capture.dialects import DIALECTS as DIALECT_MODULES
 from model_call_capture.reassembly import StreamReassembler, StreamResult, reassemble_stream
 from model_call_capture.sse import SseEvent
-
-from conftest import CORPUS
 
 DIALECTS = ("responses", "chat", "messages")
 STREAMS = sorted(CORPUS.glob("streams/*/*.sse"))
@@ -42,7 +42,7 @@ def reassemble(dialect: str, chunks: list[bytes]) -> StreamResult:
 def cut(body: bytes, positions: list[int]) -> list[bytes]:
     """`body` cut at the given positions (any order, duplicates and out-of-range ignored)."""
     bounds = [0, *sorted({p for p in positions if 0 < p < len(body)}), len(body)]
-    return [body[a:b] for a, b in zip(bounds, bounds[1:])]
+    return [body[a:b] for a, b in itertools.pairwise(bounds)]
 
 
 def awkward_positions(body: bytes) -> list[int]:
@@ -85,7 +85,9 @@ def test_awkward_splits_give_the_same_result(path: Path) -> None:
 def test_byte_at_a_time_gives_the_same_result(path: Path) -> None:
     body = path.read_bytes()
     dialect = path.parent.name
-    assert reassemble(dialect, [body[i : i + 1] for i in range(len(body))]) == reassemble(dialect, [body])
+    assert reassemble(dialect, [body[i : i + 1] for i in range(len(body))]) == reassemble(
+        dialect, [body]
+    )
 
 
 @pytest.mark.parametrize("path", STREAMS, ids=_id)
@@ -100,14 +102,17 @@ def test_one_shot_equals_incremental(path: Path) -> None:
 
 def test_finish_is_idempotent() -> None:
     reassembler = StreamReassembler("chat")
-    reassembler.feed(b'data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[]}\n\n')
+    reassembler.feed(
+        b'data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[]}\n\n'
+    )
     first = reassembler.finish()
     assert reassembler.finish() is first
 
 
 def test_unknown_dialect_is_refused_with_the_known_names() -> None:
     with pytest.raises(
-        ValueError, match=r"unknown dialect 'completions'; expected one of \['chat', 'messages', 'responses'\]"
+        ValueError,
+        match=r"unknown dialect 'completions'; expected one of \['chat', 'messages', 'responses'\]",
     ):
         StreamReassembler("completions")
 
@@ -125,7 +130,9 @@ def test_content_seen_ignores_keep_alive_comments() -> None:
 def test_any_split_gives_the_same_result(path: Path, data: st.DataObject) -> None:
     body = path.read_bytes()
     dialect = path.parent.name
-    positions = data.draw(st.lists(st.integers(1, max(1, len(body) - 1)), max_size=40), label="cuts")
+    positions = data.draw(
+        st.lists(st.integers(1, max(1, len(body) - 1)), max_size=40), label="cuts"
+    )
     assert reassemble(dialect, cut(body, positions)) == reassemble(dialect, [body])
 
 
@@ -160,7 +167,11 @@ _sse_noise = st.lists(
 
 
 @settings(max_examples=150, deadline=None)
-@given(dialect=st.sampled_from(DIALECTS), pieces=_sse_noise, cuts=st.lists(st.integers(0, 600), max_size=6))
+@given(
+    dialect=st.sampled_from(DIALECTS),
+    pieces=_sse_noise,
+    cuts=st.lists(st.integers(0, 600), max_size=6),
+)
 def test_arbitrary_bytes_never_raise(dialect: str, pieces: list[bytes], cuts: list[int]) -> None:
     body = b"".join(pieces)
     result = reassemble(dialect, cut(body, cuts))
@@ -186,14 +197,20 @@ def mutate(body: bytes, rng: random.Random) -> bytes:
                 flipped[i] = rng.randrange(256)
             return bytes(flipped)
         case 3:
-            return body[:a] + rng.choice([b"}", b"{", b"\n\n", b'"', b"\x00", b"\xc3", b"data: [DONE]\n\n"]) + body[a:]
+            return (
+                body[:a]
+                + rng.choice([b"}", b"{", b"\n\n", b'"', b"\x00", b"\xc3", b"data: [DONE]\n\n"])
+                + body[a:]
+            )
         case _:
             return body[:a]
 
 
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
-    path=st.sampled_from(STREAMS or [Path("/nonexistent")]), seed=st.integers(0, 2**32 - 1), rounds=st.integers(1, 4)
+    path=st.sampled_from(STREAMS or [Path("/nonexistent")]),
+    seed=st.integers(0, 2**32 - 1),
+    rounds=st.integers(1, 4),
 )
 def test_mutated_real_streams_never_raise(path: Path, seed: int, rounds: int) -> None:
     rng = random.Random(seed)
@@ -220,13 +237,18 @@ class _BuggyState:
         return StreamResult(response={"seen": self.seen.decode()}, terminal=None, truncated=True)
 
 
-def test_a_raising_dialect_state_costs_one_event_not_the_stream(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_raising_dialect_state_costs_one_event_not_the_stream(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     fake = SimpleNamespace(NAME="chat", PATH="/v1/chat/completions", new_stream_state=_BuggyState)
     monkeypatch.setitem(DIALECT_MODULES, "chat", fake)
     reassembler = StreamReassembler("chat")
     reassembler.feed(b"data: bad\n\ndata: good\n\n")
     assert reassembler.finish() == StreamResult(
-        response={"seen": "good"}, terminal=None, truncated=True, dropped=["event not used (ValueError: boom)"]
+        response={"seen": "good"},
+        terminal=None,
+        truncated=True,
+        dropped=["event not used (ValueError: boom)"],
     )
 
 

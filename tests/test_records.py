@@ -40,7 +40,7 @@ REF = ModelRef(type="responses_api_models", name="policy")
 
 
 def _record(**fields: Any) -> ModelCallRecord:
-    base: dict[str, Any] = {name: None for name in ModelCallRecord.__struct_fields__}
+    base: dict[str, Any] = dict.fromkeys(ModelCallRecord.__struct_fields__)
     base.update(call_index=0, tool_calls=[], capture_cut=False)
     base.update(fields)
     return ModelCallRecord(**base)
@@ -100,15 +100,24 @@ def test_capture_cut_is_carried_over() -> None:
     assert build_model_call_record(CaptureLine(capture_cut=True), 0).capture_cut is True
 
 
-def test_a_dialect_whose_derive_raises_still_gives_a_record(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_dialect_whose_derive_raises_still_gives_a_record(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     from model_call_capture.dialects import DIALECTS
 
     def broken(request: object, response: object) -> object:
         raise RuntimeError("bug in a dialect")
 
     monkeypatch.setattr(DIALECTS["chat"], "derive", broken)
-    record = build_model_call_record(CaptureLine(dialect="chat", model_call_id="x", latency_ms=3.0), 2)
-    assert (record.model_call_id, record.call_index, record.latency_total_ms, record.tokens_in) == ("x", 2, 3.0, None)
+    record = build_model_call_record(
+        CaptureLine(dialect="chat", model_call_id="x", latency_ms=3.0), 2
+    )
+    assert (record.model_call_id, record.call_index, record.latency_total_ms, record.tokens_in) == (
+        "x",
+        2,
+        3.0,
+        None,
+    )
 
 
 # -- reading -------------------------------------------------------------------------------
@@ -121,7 +130,9 @@ def _write(tmp_path: Path, text: bytes) -> CaptureStore:
 
 
 def test_read_raises_naming_file_and_line(tmp_path: Path) -> None:
-    store = _write(tmp_path, b'{"model_call_id":"a"}\n   \n{"model_call_id":"b"}\n{"model_call_id": 5}\n')
+    store = _write(
+        tmp_path, b'{"model_call_id":"a"}\n   \n{"model_call_id":"b"}\n{"model_call_id": 5}\n'
+    )
     with pytest.raises(DamagedLineError) as info:
         read_model_call_records(store, "r")
     assert str(tmp_path / "r.capture.jsonl") in str(info.value)
@@ -130,11 +141,15 @@ def test_read_raises_naming_file_and_line(tmp_path: Path) -> None:
 
 
 def test_read_available_skips_damaged_lines_and_keeps_positions(tmp_path: Path) -> None:
-    store = _write(tmp_path, b'{"model_call_id":"a"}\n{bad\n\n{"model_call_id":"b"}\n{"model_call_id":"c","res')
+    store = _write(
+        tmp_path, b'{"model_call_id":"a"}\n{bad\n\n{"model_call_id":"b"}\n{"model_call_id":"c","res'
+    )
     records, invalid = read_available_model_call_records(store, "r")
     assert [(r.call_index, r.model_call_id) for r in records] == [(0, "a"), (2, "b")]
     assert invalid == 2
-    assert [r.call_index for r in read_model_call_records(_write(tmp_path, b'{}\n\n{}\n'), "r")] == [0, 1]
+    assert [
+        r.call_index for r in read_model_call_records(_write(tmp_path, b"{}\n\n{}\n"), "r")
+    ] == [0, 1]
 
 
 def test_a_missing_rollout_has_no_records_and_empty_metrics(tmp_path: Path) -> None:
@@ -159,8 +174,20 @@ def test_a_missing_rollout_has_no_records_and_empty_metrics(tmp_path: Path) -> N
 
 def test_metrics_sum_known_values_and_keep_unknown_null() -> None:
     records = [
-        _record(tokens_in=10, tokens_out=5, tokens_total=15, latency_total_ms=1.5, cache_creation_tokens=4),
-        _record(tokens_in=None, tokens_out=7, tokens_reasoning=None, latency_total_ms=2.25, error_category="timeout"),
+        _record(
+            tokens_in=10,
+            tokens_out=5,
+            tokens_total=15,
+            latency_total_ms=1.5,
+            cache_creation_tokens=4,
+        ),
+        _record(
+            tokens_in=None,
+            tokens_out=7,
+            tokens_reasoning=None,
+            latency_total_ms=2.25,
+            error_category="timeout",
+        ),
         _record(tokens_in=3, cached_tokens=0, error_category="timeout"),
         _record(error_category="rate_limit"),
     ]
@@ -188,9 +215,18 @@ _records = st.builds(
     cached_tokens=_counts,
     cache_creation_tokens=_counts,
     latency_total_ms=_millis,
-    error_category=st.one_of(st.none(), st.sampled_from(["timeout", "auth", "rate_limit", "cancelled"])),
+    error_category=st.one_of(
+        st.none(), st.sampled_from(["timeout", "auth", "rate_limit", "cancelled"])
+    ),
 )
-_SUMMED = ("tokens_in", "tokens_out", "tokens_reasoning", "tokens_total", "cached_tokens", "cache_creation_tokens")
+_SUMMED = (
+    "tokens_in",
+    "tokens_out",
+    "tokens_reasoning",
+    "tokens_total",
+    "cached_tokens",
+    "cache_creation_tokens",
+)
 
 
 @settings(max_examples=200, deadline=None)
@@ -216,7 +252,9 @@ def test_metrics_equal_the_sum_of_the_records(records: list[ModelCallRecord]) ->
 @settings(max_examples=100, deadline=None)
 @given(st.lists(_records, min_size=1, max_size=8))
 def test_null_stays_null(records: list[ModelCallRecord]) -> None:
-    unknown = [msgspec.structs.replace(r, **{name: None for name in _SUMMED}, latency_total_ms=None) for r in records]
+    unknown = [
+        msgspec.structs.replace(r, **dict.fromkeys(_SUMMED), latency_total_ms=None) for r in records
+    ]
     metrics = msgspec.to_builtins(aggregate_model_call_records(unknown))
     for name in (*_SUMMED, "latency_total_ms"):
         assert metrics[name] is None, name
@@ -224,7 +262,9 @@ def test_null_stays_null(records: list[ModelCallRecord]) -> None:
 
 @settings(max_examples=50, deadline=None)
 @given(st.lists(_records, max_size=6), st.lists(_records, max_size=6))
-def test_metrics_of_a_union_are_the_sum_of_the_parts(a: list[ModelCallRecord], b: list[ModelCallRecord]) -> None:
+def test_metrics_of_a_union_are_the_sum_of_the_parts(
+    a: list[ModelCallRecord], b: list[ModelCallRecord]
+) -> None:
     whole = aggregate_model_call_records(a + b)
     left, right = aggregate_model_call_records(a), aggregate_model_call_records(b)
     assert whole.num_calls == left.num_calls + right.num_calls
@@ -250,11 +290,13 @@ DELIBERATE_RECORD_DIFFERENCES: dict[tuple[str, int, str], tuple[Any, Any]] = {
 DELIBERATE_REFUSED_IDS = {"routing/.hidden"}
 
 
-def test_an_id_gym_wrote_but_refused_to_attach_is_refused_by_our_store(gym_reference_dir: Path) -> None:
+def test_an_id_gym_wrote_but_refused_to_attach_is_refused_by_our_store(
+    gym_reference_dir: Path,
+) -> None:
     expected = json.loads((gym_reference_dir / "routing" / ".hidden.expected.json").read_text())
     assert "got '.hidden'" in expected["attachment"]["error"]
     assert len(expected["records"]) == 1  # what Gym's store read
-    with pytest.raises(InvalidRolloutIdError, match="invalid rollout id '.hidden'"):
+    with pytest.raises(InvalidRolloutIdError, match=r"invalid rollout id '\.hidden'"):
         read_available_model_call_records(CaptureStore(gym_reference_dir / "routing"), ".hidden")
 
 
@@ -297,8 +339,12 @@ def test_records_and_metrics_equal_gyms_on_every_field_both_define(gym_reference
             if metrics[field] == expected["metrics"][field]:
                 equal += 1
             else:
-                other.append(f"{name}: metrics.{field} {metrics[field]!r} != {expected['metrics'][field]!r}")
-    print(f"\nrecords+metrics vs Gym: {compared} fields compared, {equal} equal, {len(differences)} deliberately different")
+                other.append(
+                    f"{name}: metrics.{field} {metrics[field]!r} != {expected['metrics'][field]!r}"
+                )
+    print(
+        f"\nrecords+metrics vs Gym: {compared} fields compared, {equal} equal, {len(differences)} deliberately different"
+    )
     assert other == []
     assert differences == DELIBERATE_RECORD_DIFFERENCES
     assert compared == equal + len(DELIBERATE_RECORD_DIFFERENCES)
@@ -314,9 +360,13 @@ def test_fields_gym_adds_are_read_as_unknown_fields(gym_reference_dir: Path) -> 
 
 def test_metrics_add_cache_creation_tokens_and_error_categories(gym_reference_dir: Path) -> None:
     # Deliberate addition: Gym's metrics have neither field.
-    records, _ = read_available_model_call_records(CaptureStore(gym_reference_dir / "status"), "status-429")
+    records, _ = read_available_model_call_records(
+        CaptureStore(gym_reference_dir / "status"), "status-429"
+    )
     metrics = msgspec.to_builtins(aggregate_model_call_records(records))
-    expected = json.loads((gym_reference_dir / "status" / "status-429.expected.json").read_text())["metrics"]
+    expected = json.loads((gym_reference_dir / "status" / "status-429.expected.json").read_text())[
+        "metrics"
+    ]
     assert set(metrics) - set(expected) == {"cache_creation_tokens", "error_categories"}
     assert metrics["error_categories"] == {"rate_limit": 1}
 
@@ -333,7 +383,9 @@ _SCENARIO_FOLDERS = ("matrix", "timeline", "requests", "status")
 
 
 @pytest.mark.parametrize("folder", _SCENARIO_FOLDERS)
-def test_derived_records_snapshot(folder: str, gym_reference_dir: Path, snapshot_json: SnapshotAssertion) -> None:
+def test_derived_records_snapshot(
+    folder: str, gym_reference_dir: Path, snapshot_json: SnapshotAssertion
+) -> None:
     """The records derived from each scripted scenario, payloads left out (they are copied verbatim)."""
     store = CaptureStore(gym_reference_dir / folder)
     derived: dict[str, Any] = {}
@@ -351,7 +403,10 @@ def test_derived_records_snapshot(folder: str, gym_reference_dir: Path, snapshot
 
 
 def test_payloads_are_decoded_once_on_first_read_and_changes_persist(tmp_path: Path) -> None:
-    store = _write(tmp_path, b'{"dialect":"chat","request": {"model" : "m"},"response":{"id":"c1","n":[1,2]}}\n')
+    store = _write(
+        tmp_path,
+        b'{"dialect":"chat","request": {"model" : "m"},"response":{"id":"c1","n":[1,2]}}\n',
+    )
     (record,) = read_model_call_records(store, "r")
     assert record.response_id == "c1"
     assert record.request == {"model": "m"}
@@ -362,26 +417,41 @@ def test_payloads_are_decoded_once_on_first_read_and_changes_persist(tmp_path: P
     )
 
 
-def test_an_unread_record_encodes_its_payload_text_verbatim_and_equals_the_decoded_one(tmp_path: Path) -> None:
+def test_an_unread_record_encodes_its_payload_text_verbatim_and_equals_the_decoded_one(
+    tmp_path: Path,
+) -> None:
     store = _write(tmp_path, b'{"model_call_id":"a","request":{"model":"m"},"response":null}\n')
     (unread,) = read_model_call_records(store, "r")
-    assert _codec.encode(unread).endswith(b'"request":{"model":"m"},"response":null,"request_raw":null,"response_raw":null,"capture_cut":false}')
+    assert _codec.encode(unread).endswith(
+        b'"request":{"model":"m"},"response":null,"request_raw":null,"response_raw":null,"capture_cut":false}'
+    )
     (other,) = read_model_call_records(store, "r")
     assert other == _record(model_call_id="a", request={"model": "m"})
     assert _codec.to_builtins(other)["request"] == {"model": "m"}
 
 
-def test_to_dict_gives_plain_values_where_msgspec_refuses_unread_payload_text(tmp_path: Path) -> None:
-    store = _write(tmp_path, b'{"model_call_id":"a","request":{"model":"m"},"response":{"id":"c1"}}\n')
+def test_to_dict_gives_plain_values_where_msgspec_refuses_unread_payload_text(
+    tmp_path: Path,
+) -> None:
+    store = _write(
+        tmp_path, b'{"model_call_id":"a","request":{"model":"m"},"response":{"id":"c1"}}\n'
+    )
     (record,) = read_model_call_records(store, "r")
     with pytest.raises(TypeError, match="Raw"):
         msgspec.to_builtins(record)
     row = record.to_dict()
-    assert (row["model_call_id"], row["request"], row["response"], row["tool_calls"]) == ("a", {"model": "m"}, {"id": "c1"}, [])
+    assert (row["model_call_id"], row["request"], row["response"], row["tool_calls"]) == (
+        "a",
+        {"model": "m"},
+        {"id": "c1"},
+        [],
+    )
 
 
 def test_an_unread_record_survives_pickling_for_worker_processes(tmp_path: Path) -> None:
-    store = _write(tmp_path, b'{"model_call_id":"a","request":{"model":"m"},"response":{"id":"c1"}}\n')
+    store = _write(
+        tmp_path, b'{"model_call_id":"a","request":{"model":"m"},"response":{"id":"c1"}}\n'
+    )
     (record,) = read_model_call_records(store, "r")
     copy = pickle.loads(pickle.dumps(record))
     assert (copy.model_call_id, copy.request, copy.response) == ("a", {"model": "m"}, {"id": "c1"})
@@ -389,11 +459,15 @@ def test_an_unread_record_survives_pickling_for_worker_processes(tmp_path: Path)
 
 def test_payload_text_that_is_not_an_object_reads_as_null() -> None:
     # Only a hand-built record can hold such text: a line with it is damaged (next test).
-    assert _record(request=msgspec.Raw(b"[1]"), response=msgspec.Raw(b'{"x":1e400}')).request is None
+    assert (
+        _record(request=msgspec.Raw(b"[1]"), response=msgspec.Raw(b'{"x":1e400}')).request is None
+    )
     assert _record(response=msgspec.Raw(b'{"x":1e400}')).response is None
 
 
-def test_a_hand_edited_out_of_range_number_gives_a_record_with_a_null_payload(tmp_path: Path) -> None:
+def test_a_hand_edited_out_of_range_number_gives_a_record_with_a_null_payload(
+    tmp_path: Path,
+) -> None:
     # The one documented exception to "judged as the store judges them"
     # (docs/compatibility.md): finding it would take the full parse laziness avoids.
     store = _write(tmp_path, b'{"dialect":"chat","request":{"x":1e400},"response":{"id":"c1"}}\n')
@@ -414,21 +488,36 @@ def test_lines_are_judged_as_the_store_judges_them(tmp_path: Path) -> None:
     )
     store = _write(tmp_path, text)
     records, invalid = read_available_model_call_records(store, "r")
-    assert [(r.call_index, r.model_call_id, r.request) for r in records] == [(0, "a", {"k": "é"}), (4, "e", None)]
+    assert [(r.call_index, r.model_call_id, r.request) for r in records] == [
+        (0, "a", {"k": "é"}),
+        (4, "e", None),
+    ]
     assert invalid == 4
     lines, damaged = store.read_available("r")
     assert ([i for i, _ in lines], damaged) == ([0, 4], 4)
-    with pytest.raises(DamagedLineError, match=r"line 1 .*Expected `object \| null`, got `array` - at `\$.request`"):
+    with pytest.raises(
+        DamagedLineError, match=r"line 1 .*Expected `object \| null`, got `array` - at `\$.request`"
+    ):
         read_model_call_records(store, "r")
 
 
 def test_a_line_of_a_newer_format_is_refused_whatever_its_payloads(tmp_path: Path) -> None:
-    for line in (b'{"format":"model-call-capture/2"}\n', b'{"format":"model-call-capture/2","request":[1]}\n'):
+    for line in (
+        b'{"format":"model-call-capture/2"}\n',
+        b'{"format":"model-call-capture/2","request":[1]}\n',
+    ):
         with pytest.raises(UnsupportedFormatError, match="newer than this reader"):
             read_available_model_call_records(_write(tmp_path, line), "r")
 
 
 def test_records_read_in_bulk_are_not_tracked_by_the_cyclic_collector(tmp_path: Path) -> None:
-    store = _write(tmp_path, b'{"dialect":"chat","model_ref":{"type":"responses_api_models","name":"m"},"response":{"choices":[{"message":{"tool_calls":[{"id":"t","function":{"name":"f","arguments":"{}"}}]}}]}}\n')
+    store = _write(
+        tmp_path,
+        b'{"dialect":"chat","model_ref":{"type":"responses_api_models","name":"m"},"response":{"choices":[{"message":{"tool_calls":[{"id":"t","function":{"name":"f","arguments":"{}"}}]}}]}}\n',
+    )
     (record,) = read_model_call_records(store, "r")
-    assert [gc.is_tracked(value) for value in (record, record.model_ref, record.tool_calls[0])] == [False, False, False]
+    assert [gc.is_tracked(value) for value in (record, record.model_ref, record.tool_calls[0])] == [
+        False,
+        False,
+        False,
+    ]

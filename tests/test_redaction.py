@@ -27,13 +27,15 @@ def _line() -> CaptureLine:
             ],
         },
         response={"choices": [{"message": {"content": "ok", "password": "p2"}}]},
-        response_raw=f"data: {{\"echo\": \"{KEY}\"}}\n\n",
+        response_raw=f'data: {{"echo": "{KEY}"}}\n\n',
     )
 
 
 def test_paths_replace_exactly_the_named_values() -> None:
     line = _line()
-    redacted = Redactor(["request.metadata.api_key", "request.messages[*].content", "$.response.**.password"])(line)
+    redacted = Redactor(
+        ["request.metadata.api_key", "request.messages[*].content", "$.response.**.password"]
+    )(line)
     assert redacted.request == {
         "model": "m",
         "metadata": {"api_key": REDACTED, "user": "u1"},
@@ -58,9 +60,9 @@ def test_recursive_wildcard_matches_at_every_depth_including_the_top() -> None:
 
 def test_index_paths_and_missing_paths() -> None:
     line = CaptureLine(request={"messages": [{"content": "a"}, {"content": "b"}]})
-    assert Redactor(["request.messages[1].content", "request.nope.deeper", "request.messages[7]"])(line).request == {
-        "messages": [{"content": "a"}, {"content": REDACTED}]
-    }
+    assert Redactor(["request.messages[1].content", "request.nope.deeper", "request.messages[7]"])(
+        line
+    ).request == {"messages": [{"content": "a"}, {"content": REDACTED}]}
 
 
 def test_patterns_scrub_every_string_and_the_raw_texts() -> None:
@@ -68,7 +70,7 @@ def test_patterns_scrub_every_string_and_the_raw_texts() -> None:
     assert redacted.request is not None
     assert redacted.request["metadata"] == {"api_key": REDACTED, "user": "u1"}
     assert redacted.request["messages"][0]["content"] == f"use key {REDACTED} for the tool"
-    assert redacted.response_raw == f"data: {{\"echo\": \"{REDACTED}\"}}\n\n"
+    assert redacted.response_raw == f'data: {{"echo": "{REDACTED}"}}\n\n'
 
 
 @pytest.mark.parametrize(

@@ -15,7 +15,9 @@ from model_call_capture.schemas import SchemaValidationError, UnknownSchemaError
 
 REPO = Path(__file__).resolve().parents[1]
 BASE = "https://model-call-capture.dev/schemas/"
-ALL_FILES = sorted(p.relative_to(REPO / "schemas").as_posix() for p in (REPO / "schemas").rglob("*.schema.json"))
+ALL_FILES = sorted(
+    p.relative_to(REPO / "schemas").as_posix() for p in (REPO / "schemas").rglob("*.schema.json")
+)
 
 LINE = {
     "model_call_id": "c1",
@@ -73,9 +75,13 @@ def test_every_ref_resolves_offline(path: str) -> None:
 
 def test_registry_never_fetches() -> None:
     with pytest.raises(Unresolvable):
-        schemas.registry().resolver().lookup("https://json-schema.org/draft/2020-12/meta/core-not-there")
+        schemas.registry().resolver().lookup(
+            "https://json-schema.org/draft/2020-12/meta/core-not-there"
+        )
     with pytest.raises(Unresolvable):
-        schemas.registry().resolver(BASE + "v1/capture-line.schema.json").lookup("missing.schema.json")
+        schemas.registry().resolver(BASE + "v1/capture-line.schema.json").lookup(
+            "missing.schema.json"
+        )
 
 
 @pytest.mark.parametrize(
@@ -84,7 +90,10 @@ def test_registry_never_fetches() -> None:
         ("capture-line", BASE + "v1/capture-line.schema.json"),
         ("v1/capture-line.schema.json", BASE + "v1/capture-line.schema.json"),
         (BASE + "v1/capture-line.schema.json", BASE + "v1/capture-line.schema.json"),
-        ("model-call-capture#/$defs/ModelRef", BASE + "v1/model-call-capture.schema.json#/$defs/ModelRef"),
+        (
+            "model-call-capture#/$defs/ModelRef",
+            BASE + "v1/model-call-capture.schema.json#/$defs/ModelRef",
+        ),
         ("conformance/conformance.schema.json", BASE + "conformance/conformance.schema.json"),
     ],
 )
@@ -92,7 +101,15 @@ def test_schema_uri_spellings(name: str, uri: str) -> None:
     assert schemas.schema_uri(name) == uri
 
 
-@pytest.mark.parametrize("name", ["capture_line", "v2/capture-line.schema.json", "https://example.com/capture-line.schema.json", ""])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "capture_line",
+        "v2/capture-line.schema.json",
+        "https://example.com/capture-line.schema.json",
+        "",
+    ],
+)
 def test_unknown_schema_names_are_refused(name: str) -> None:
     with pytest.raises(UnknownSchemaError, match=r"^no schema "):
         schemas.schema_uri(name)
@@ -119,7 +136,10 @@ def test_validate_names_the_json_path() -> None:
     assert error.json_path == "$.model_ref.name"
     assert error.message == "1 is not of type 'string'"
     assert error.schema == BASE + "v1/capture-line.schema.json"
-    assert str(error) == f"1 is not of type 'string' - at `$.model_ref.name` (schema {BASE}v1/capture-line.schema.json)"
+    assert (
+        str(error)
+        == f"1 is not of type 'string' - at `$.model_ref.name` (schema {BASE}v1/capture-line.schema.json)"
+    )
     assert isinstance(error, ValueError)
 
 
@@ -146,20 +166,31 @@ def test_errors_lists_every_problem_with_its_path() -> None:
 def test_validate_attachment_follows_refs_across_files() -> None:
     attachment = {
         "rollout_id": "7-0",
-        "metrics": {"num_calls": 1, "tokens_in": 1, "tokens_out": 1, "tokens_reasoning": None,
-                    "tokens_total": 2, "cached_tokens": None, "latency_total_ms": 3.0},
+        "metrics": {
+            "num_calls": 1,
+            "tokens_in": 1,
+            "tokens_out": 1,
+            "tokens_reasoning": None,
+            "tokens_total": 2,
+            "cached_tokens": None,
+            "latency_total_ms": 3.0,
+        },
         "calls": [{"call_index": 0}],
     }
     errors = sorted(e.message for e in schemas.errors(attachment, "model-call-capture"))
     assert errors[0] == "'cache_creation_tokens' is a required property"
-    assert all(e.json_path == "$.calls[0]" for e in schemas.errors(attachment, "model-call-capture"))
+    assert all(
+        e.json_path == "$.calls[0]" for e in schemas.errors(attachment, "model-call-capture")
+    )
 
 
 def test_config_requires_dir_when_enabled() -> None:
     with pytest.raises(SchemaValidationError) as caught:
         schemas.validate({"observability_enabled": True}, "capture-config")
     assert caught.value.message == "'model_call_capture_dir' is a required property"
-    assert schemas.is_valid({"observability_enabled": True, "model_call_capture_dir": "/data/calls"}, "capture-config")
+    assert schemas.is_valid(
+        {"observability_enabled": True, "model_call_capture_dir": "/data/calls"}, "capture-config"
+    )
 
 
 def _conformance_cases() -> list[Any]:
@@ -168,7 +199,10 @@ def _conformance_cases() -> list[Any]:
         if path.name.endswith(".schema.json"):
             continue
         document = json.loads(path.read_text(encoding="utf-8"))
-        cases += [pytest.param(document["schema"], case, id=f"{path.stem}[{i}]") for i, case in enumerate(document["tests"])]
+        cases += [
+            pytest.param(document["schema"], case, id=f"{path.stem}[{i}]")
+            for i, case in enumerate(document["tests"])
+        ]
     return cases
 
 

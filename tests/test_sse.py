@@ -7,15 +7,15 @@ small whole-input oracle written here from the specification text.
 
 from __future__ import annotations
 
+import itertools
 import re
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from model_call_capture.sse import SseDecoder, SseEvent
-
 from memory_tools import traced_peak
+from model_call_capture.sse import SseDecoder, SseEvent
 
 BOM = b"\xef\xbb\xbf"
 
@@ -110,7 +110,10 @@ def test_id_containing_nul_is_ignored() -> None:
 
 
 def test_retry_that_is_not_all_digits_is_ignored() -> None:
-    assert decode_all(b"retry: 1a\ndata: x\n\nretry: -5\ndata: y\n\n") == [SseEvent(b"x"), SseEvent(b"y")]
+    assert decode_all(b"retry: 1a\ndata: x\n\nretry: -5\ndata: y\n\n") == [
+        SseEvent(b"x"),
+        SseEvent(b"y"),
+    ]
 
 
 def test_unknown_fields_are_ignored() -> None:
@@ -175,7 +178,9 @@ def test_utf8_character_split_across_chunks() -> None:
     body = "data: héllo 😊\n\n".encode()
     cut = body.index("😊".encode()) + 2
     split_e = body.index("é".encode()) + 1
-    assert decode_all(body[:split_e], body[split_e:cut], body[cut:]) == [SseEvent("héllo 😊".encode())]
+    assert decode_all(body[:split_e], body[split_e:cut], body[cut:]) == [
+        SseEvent("héllo 😊".encode())
+    ]
 
 
 def test_invalid_utf8_in_event_name_does_not_raise() -> None:
@@ -216,6 +221,7 @@ def test_a_long_event_is_held_at_most_twice_while_it_is_decoded() -> None:
     # event's data, not the five copies that splitting, stripping and partitioning make.
     size = 8_000_000
     body = b"event: big\ndata: " + b"x" * size + b"\n\n"
+
     def decode_in_chunks() -> list[SseEvent]:
         decoder = SseDecoder()
         view = memoryview(body)
@@ -239,7 +245,9 @@ def test_decoder_accepts_bytearray_and_memoryview() -> None:
 
 def test_one_event_per_chunk_with_and_without_a_name() -> None:
     decoder = SseDecoder()
-    assert decoder.feed(b"event: content_block_delta\ndata: {}\n\n") == [SseEvent(b"{}", "content_block_delta")]
+    assert decoder.feed(b"event: content_block_delta\ndata: {}\n\n") == [
+        SseEvent(b"{}", "content_block_delta")
+    ]
     assert decoder.feed(b"data: [DONE]\n\n") == [SseEvent(b"[DONE]")]
     assert decoder.feed(b"event:custom.name\ndata:x\n\n") == [SseEvent(b"x", "custom.name")]
     assert decoder.feed(b"event: \xff\ndata: y\n\n") == [SseEvent(b"y", "\ufffd")]
@@ -310,11 +318,16 @@ def oracle(body: bytes) -> list[SseEvent]:
 
 
 _field_line = st.one_of(
-    st.builds(lambda v: b"data:" + v, st.sampled_from([b"", b" ", b" x", b"  y", b'{"a":"\xc3\xa9"}', b" :"])),
+    st.builds(
+        lambda v: b"data:" + v,
+        st.sampled_from([b"", b" ", b" x", b"  y", b'{"a":"\xc3\xa9"}', b" :"]),
+    ),
     st.builds(lambda v: b"event:" + v, st.sampled_from([b" message", b" error", b""])),
     st.builds(lambda v: b"id:" + v, st.sampled_from([b" 1", b" 2\x00", b""])),
     st.builds(lambda v: b"retry:" + v, st.sampled_from([b" 100", b" x1"])),
-    st.sampled_from([b": comment", b":", b"data", b"event", b"bogus: 1", b"", "data: é😊".encode()]),
+    st.sampled_from(
+        [b": comment", b":", b"data", b"event", b"bogus: 1", b"", "data: é😊".encode()]
+    ),
 )
 _line_end = st.sampled_from([b"\n", b"\r", b"\r\n"])
 
@@ -336,7 +349,7 @@ def split_points(draw: st.DrawFn, body: bytes) -> list[bytes]:
     """`body` cut into chunks at arbitrary positions (inside characters, CRLFs, field names)."""
     cuts = sorted(set(draw(st.lists(st.integers(0, len(body)), max_size=12))))
     bounds = [0, *cuts, len(body)]
-    return [body[a:b] for a, b in zip(bounds, bounds[1:])]
+    return [body[a:b] for a, b in itertools.pairwise(bounds)]
 
 
 @settings(max_examples=300)
@@ -355,14 +368,21 @@ def test_decoder_agrees_with_the_specification_oracle(body: bytes) -> None:
 
 @settings(max_examples=200)
 @given(body=st.binary(max_size=300), cuts=st.lists(st.integers(0, 300), max_size=8))
-def test_arbitrary_bytes_never_raise_and_chunking_does_not_matter(body: bytes, cuts: list[int]) -> None:
+def test_arbitrary_bytes_never_raise_and_chunking_does_not_matter(
+    body: bytes, cuts: list[int]
+) -> None:
     bounds = [0, *sorted(c for c in set(cuts) if c <= len(body)), len(body)]
-    chunks = [body[a:b] for a, b in zip(bounds, bounds[1:])]
+    chunks = [body[a:b] for a, b in itertools.pairwise(bounds)]
     assert decode_all(*chunks) == decode_all(body)
 
 
 def test_byte_at_a_time_equals_whole_body() -> None:
-    body = BOM + b": c\r\nevent: e\r\nid: 9\r\ndata: " + "é😊".encode() + b"\r\ndata:x\r\n\r\ndata: last"
+    body = (
+        BOM
+        + b": c\r\nevent: e\r\nid: 9\r\ndata: "
+        + "é😊".encode()
+        + b"\r\ndata:x\r\n\r\ndata: last"
+    )
     one_by_one = [body[i : i + 1] for i in range(len(body))]
     expected = [SseEvent("é😊\nx".encode(), event="e", id="9"), SseEvent(b"last", id="9")]
     assert decode_all(*one_by_one) == expected

@@ -116,10 +116,15 @@ def test_append_writes_one_compact_line_and_creates_the_directory(tmp_path: Path
     store.append("1-0", _line("call-a", request={"input": "hi"}))
     assert store.path("1-0") == tmp_path / "new" / "dir" / "1-0.capture.jsonl"
     raw = store.path("1-0").read_bytes()
-    assert raw.startswith(b'{') and raw.endswith(b'}\n') and raw.count(b"\n") == 1
+    assert raw.startswith(b"{") and raw.endswith(b"}\n") and raw.count(b"\n") == 1
     assert b'"model_ref":{"type":"responses_api_models","name":"policy"}' in raw  # compact
     parsed = json.loads(raw)
-    assert (parsed["model_call_id"], parsed["dialect"], parsed["status_code"], parsed["request"]) == (
+    assert (
+        parsed["model_call_id"],
+        parsed["dialect"],
+        parsed["status_code"],
+        parsed["request"],
+    ) == (
         "call-a",
         "chat",
         200,
@@ -158,7 +163,7 @@ def test_append_refuses_bytes_that_are_not_one_line(tmp_path: Path, data: bytes)
 def test_lines_that_a_stdlib_encoder_would_lose_round_trip(tmp_path: Path) -> None:
     store = CaptureStore(tmp_path)
     big = 2**80 + 1
-    line = _line("big", response={"usage": {"prompt_tokens": big}, "text": "\u2028 \"q\" \\ \x01"})
+    line = _line("big", response={"usage": {"prompt_tokens": big}, "text": '\u2028 "q" \\ \x01'})
     store.append("r", line)
     raw = store.path("r").read_bytes()
     assert raw.count(b"\n") == 1
@@ -226,7 +231,9 @@ def test_an_unwritable_directory_raises_oserror(tmp_path: Path) -> None:
     if mounted.returncode != 0:
         pytest.skip(f"root without mount rights: {mounted.stderr.decode().strip()}")
     try:
-        subprocess.run(["mount", "-o", "remount,ro,bind", str(target)], check=True, capture_output=True)
+        subprocess.run(
+            ["mount", "-o", "remount,ro,bind", str(target)], check=True, capture_output=True
+        )
         with pytest.raises(OSError) as raised:
             CaptureStore(target).append("r", _line("x"))
         assert raised.value.errno == errno.EROFS
@@ -312,7 +319,9 @@ class _HeldFsync:
         self.real(fd)
 
 
-def _start_batch(store: CaptureStore, fsync: _HeldFsync, n: int) -> tuple[list[threading.Thread], dict[str, BaseException | None]]:
+def _start_batch(
+    store: CaptureStore, fsync: _HeldFsync, n: int
+) -> tuple[list[threading.Thread], dict[str, BaseException | None]]:
     """One append held in its fsync, then `n` appends that queue behind it as one batch."""
     outcome: dict[str, BaseException | None] = {}
 
@@ -616,7 +625,9 @@ def test_writers_killed_mid_append_lose_no_acknowledged_line(tmp_path: Path) -> 
         for p in procs:
             p.wait()
             assert p.stdout is not None
-            acknowledged.update(line.strip() for line in p.stdout.read().splitlines() if line.strip())
+            acknowledged.update(
+                line.strip() for line in p.stdout.read().splitlines() if line.strip()
+            )
             p.stdout.close()
             kills += 1
 
@@ -654,7 +665,9 @@ def test_a_filesystem_without_flock_still_captures(
     assert "does not support flock (No locks available)" in warnings[0]
 
 
-def test_other_flock_errors_fail_the_append(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_other_flock_errors_fail_the_append(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     def broken(fd: int, operation: int) -> None:
         raise OSError(5, "Input/output error")
 
@@ -664,7 +677,10 @@ def test_other_flock_errors_fail_the_append(tmp_path: Path, monkeypatch: pytest.
 
 
 _valid_lines = st.builds(
-    lambda call_id, tokens: ("valid", json.dumps({"model_call_id": call_id, "response": {"usage": {"t": tokens}}}).encode()),
+    lambda call_id, tokens: (
+        "valid",
+        json.dumps({"model_call_id": call_id, "response": {"usage": {"t": tokens}}}).encode(),
+    ),
     st.text(max_size=8),
     st.integers(min_value=-(2**70), max_value=2**70),
 )
@@ -674,7 +690,14 @@ _damaged_lines = st.one_of(
     st.just(("damaged", b'{"model_call_id": 5}')),
     st.just(("damaged", b'"just a string"')),
     st.binary(min_size=1, max_size=20)
-    .filter(lambda b: b"\n" not in b and b"\r" not in b and b.strip() != b"" and b.strip()[:1] not in (b"{", b"["))
+    .filter(
+        lambda b: (
+            b"\n" not in b
+            and b"\r" not in b
+            and b.strip() != b""
+            and b.strip()[:1] not in (b"{", b"[")
+        )
+    )
     .map(lambda b: ("damaged", b)),
 )
 _blank_lines = st.sampled_from([b"", b" ", b"\t", b"  \t "]).map(lambda b: ("blank", b))
@@ -682,7 +705,9 @@ _blank_lines = st.sampled_from([b"", b" ", b"\t", b"  \t "]).map(lambda b: ("bla
 
 @settings(max_examples=80, deadline=None)
 @given(st.lists(st.one_of(_valid_lines, _damaged_lines, _blank_lines), max_size=15), st.booleans())
-def test_numbering_and_damage_count_for_any_file(lines: list[tuple[str, bytes]], final_newline: bool) -> None:
+def test_numbering_and_damage_count_for_any_file(
+    lines: list[tuple[str, bytes]], final_newline: bool
+) -> None:
     import tempfile
 
     with tempfile.TemporaryDirectory() as root:

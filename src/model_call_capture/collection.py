@@ -101,12 +101,16 @@ def build_model_call_capture(
     if not include_payloads:
         unset = msgspec.UNSET
         calls = [
-            msgspec.structs.replace(c, request=unset, response=unset, request_raw=unset, response_raw=unset)
+            msgspec.structs.replace(
+                c, request=unset, response=unset, request_raw=unset, response_raw=unset
+            )
             for c in calls
         ]
     gaps = [ObservationGap(code="model_call_capture_unreadable", detail=d) for d in unreadable]
     if damaged:
-        gaps.append(ObservationGap(code="model_call_capture_records_unreadable", detail=f"count={damaged}"))
+        gaps.append(
+            ObservationGap(code="model_call_capture_records_unreadable", detail=f"count={damaged}")
+        )
     if incomplete:
         gaps.append(ObservationGap(code="model_call_capture_incomplete"))
     if not calls and not gaps:
@@ -230,7 +234,11 @@ def _done_rows(path: Path) -> list[dict[str, Any]]:
     """Rows of an earlier run's output; a torn last line (a crash mid-write) is skipped."""
     if not path.exists():
         return []
-    return [row for raw in path.read_bytes().split(b"\n") if (row := _codec.decode_object(raw)) is not None]
+    return [
+        row
+        for raw in path.read_bytes().split(b"\n")
+        if (row := _codec.decode_object(raw)) is not None
+    ]
 
 
 _ATTEMPT = re.compile(r"-a(\d+)\Z")
@@ -249,7 +257,9 @@ def _next_attempt(capture_dir: Path | None, base_ids: Iterable[str]) -> int:
     return highest + 1
 
 
-def _http_agent(base_url: str, timeout: float | None) -> Callable[[dict[str, Any]], Awaitable[Mapping[str, Any]]]:
+def _http_agent(
+    base_url: str, timeout: float | None
+) -> Callable[[dict[str, Any]], Awaitable[Mapping[str, Any]]]:
     import httpx
 
     url = base_url.rstrip("/") + "/run"
@@ -310,11 +320,15 @@ async def collect(
     """
     if num_repeats < 1 or concurrency < 1:
         raise ValueError("num_repeats and concurrency must be at least 1")
-    source = _read_jsonl(Path(rows)) if isinstance(rows, (str, os.PathLike)) else [dict(r) for r in rows]
+    source = (
+        _read_jsonl(Path(rows)) if isinstance(rows, (str, os.PathLike)) else [dict(r) for r in rows]
+    )
     planned: list[dict[str, Any]] = []
     for task_index, row in enumerate(source):
         if "_ng_rollout_id" in row and num_repeats > 1:
-            raise ValueError(f"input row {task_index} has an explicit _ng_rollout_id and cannot be repeated")
+            raise ValueError(
+                f"input row {task_index} has an explicit _ng_rollout_id and cannot be repeated"
+            )
         for rollout_index in range(num_repeats):
             body = {**row, "_ng_task_index": task_index, "_ng_rollout_index": rollout_index}
             body.pop("_ng_attempt_index", None)
@@ -352,10 +366,15 @@ async def collect(
             async def run_one(body: dict[str, Any], rollout_id: str) -> None:
                 try:
                     record = dict(await call(dict(body)))
-                except Exception as exc:  # noqa: BLE001 - one failed rollout must not stop the run
+                except Exception as exc:
                     summary.failed[rollout_id] = f"{type(exc).__name__}: {exc}"
                     return
-                for key in ("_ng_task_index", "_ng_rollout_index", "_ng_attempt_index", "_ng_rollout_id"):
+                for key in (
+                    "_ng_task_index",
+                    "_ng_rollout_index",
+                    "_ng_attempt_index",
+                    "_ng_rollout_id",
+                ):
                     if key in body and key not in record:
                         record[key] = body[key]
                 if capture is not None:

@@ -113,9 +113,7 @@ def load_capture_config(source: ConfigSource) -> CaptureConfig:
     settings = {key: data[key] for key in CAPTURE_KEYS if key in data}
     enabled = settings.get("observability_enabled", False)
     if not isinstance(enabled, bool):
-        raise CaptureConfigError(
-            f"observability_enabled must be true or false, got {enabled!r}"
-        )
+        raise CaptureConfigError(f"observability_enabled must be true or false, got {enabled!r}")
     policy = settings.get("capture_stream_raw", "on_failure")
     if policy not in get_args(StreamRawPolicy):
         raise CaptureConfigError(
@@ -128,9 +126,7 @@ def load_capture_config(source: ConfigSource) -> CaptureConfig:
         )
     directory = settings.get("model_call_capture_dir")
     if directory is not None and not isinstance(directory, (str, os.PathLike)):
-        raise CaptureConfigError(
-            f"model_call_capture_dir must be a path string, got {directory!r}"
-        )
+        raise CaptureConfigError(f"model_call_capture_dir must be a path string, got {directory!r}")
     if directory is not None:
         directory = settings["model_call_capture_dir"] = os.fspath(directory)
     if not enabled and directory is not None and not os.path.isabs(directory):

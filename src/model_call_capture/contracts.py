@@ -22,9 +22,9 @@ from . import _codec
 
 __all__ = [
     "CAPTURE_LINE_FORMAT",
-    "CaptureLineFormat",
     "CaptureConfig",
     "CaptureLine",
+    "CaptureLineFormat",
     "Dialect",
     "ErrorCategory",
     "GapCode",
@@ -40,7 +40,9 @@ __all__ = [
 # Constrained scalars shared by several documents; each bound is also in the JSON Schemas.
 _Count = Annotated[int, Meta(ge=0)]
 _Milliseconds = Annotated[float, Meta(ge=0)]
-_RolloutId = Annotated[str, Meta(min_length=1, max_length=200, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")]
+_RolloutId = Annotated[
+    str, Meta(min_length=1, max_length=200, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+]
 _AbsolutePath = Annotated[str, Meta(pattern=r"^/")]
 
 Dialect = Literal["responses", "chat", "messages"]
@@ -200,7 +202,12 @@ class ModelCallRecord(msgspec.Struct, kw_only=True, gc=False):
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, ModelCallRecord):
-            _ = (self.request, self.response, other.request, other.response)  # decode held payload text
+            _ = (
+                self.request,
+                self.response,
+                other.request,
+                other.response,
+            )  # decode held payload text
         return msgspec.Struct.__eq__(self, other)
 
     def __repr__(self) -> str:
@@ -238,7 +245,10 @@ def _lazy_payload(name: str, doc: str) -> None:
     setattr(ModelCallRecord, name, property(get, slot.__set__, slot.__delete__, doc))
 
 
-_lazy_payload("request", "The request body; null when it was malformed or not an object; absent in attached calls.")
+_lazy_payload(
+    "request",
+    "The request body; null when it was malformed or not an object; absent in attached calls.",
+)
 _lazy_payload("response", "The response body or the reassembled stream; absent in attached calls.")
 
 
@@ -306,4 +316,6 @@ class CaptureConfig(msgspec.Struct, kw_only=True, omit_defaults=True):
         # The schema says the same with if/then; msgspec turns this ValueError into a
         # ValidationError at decode time, so both give one verdict.
         if self.observability_enabled and self.model_call_capture_dir is None:
-            raise ValueError("model_call_capture_dir is required when observability_enabled is true")
+            raise ValueError(
+                "model_call_capture_dir is required when observability_enabled is true"
+            )

@@ -92,7 +92,7 @@ def split_rollout_prefix(path: str) -> tuple[str | None, str]:
     """
     if not path.startswith(ROLLOUT_PREFIX):
         return None, path
-    rest = path[len(ROLLOUT_PREFIX):]
+    rest = path[len(ROLLOUT_PREFIX) :]
     rollout_id, slash, tail = rest.partition("/")
     return rollout_id, slash + tail if slash else "/"
 
@@ -208,7 +208,9 @@ _current = RolloutCorrelation()
 def configure_correlation(source: ConfigSource | RolloutCorrelation) -> RolloutCorrelation:
     """Set the process-wide correlation the module functions use, from a global config."""
     global _current
-    _current = source if isinstance(source, RolloutCorrelation) else RolloutCorrelation.from_config(source)
+    _current = (
+        source if isinstance(source, RolloutCorrelation) else RolloutCorrelation.from_config(source)
+    )
     return _current
 
 
@@ -217,22 +219,30 @@ def current_correlation() -> RolloutCorrelation:
     return _current
 
 
-def rollout_id_from_run(body: Mapping[str, Any], *, correlation: RolloutCorrelation | None = None) -> str | None:
+def rollout_id_from_run(
+    body: Mapping[str, Any], *, correlation: RolloutCorrelation | None = None
+) -> str | None:
     """`RolloutCorrelation.rollout_id_from_run` of `correlation` or the process-wide one."""
     return (correlation or _current).rollout_id_from_run(body)
 
 
-def url_path_for_run(url_path: str, body: Mapping[str, Any], *, correlation: RolloutCorrelation | None = None) -> str:
+def url_path_for_run(
+    url_path: str, body: Mapping[str, Any], *, correlation: RolloutCorrelation | None = None
+) -> str:
     """`RolloutCorrelation.url_path_for_run` of `correlation` or the process-wide one."""
     return (correlation or _current).url_path_for_run(url_path, body)
 
 
-def url_path_for_request(url_path: str, request: Any, *, correlation: RolloutCorrelation | None = None) -> str:
+def url_path_for_request(
+    url_path: str, request: Any, *, correlation: RolloutCorrelation | None = None
+) -> str:
     """`RolloutCorrelation.url_path_for_request` of `correlation` or the process-wide one."""
     return (correlation or _current).url_path_for_request(url_path, request)
 
 
-def base_url_for_run(base_url: str, body: Mapping[str, Any], *, correlation: RolloutCorrelation | None = None) -> str:
+def base_url_for_run(
+    base_url: str, body: Mapping[str, Any], *, correlation: RolloutCorrelation | None = None
+) -> str:
     """`RolloutCorrelation.base_url_for_run` of `correlation` or the process-wide one."""
     return (correlation or _current).base_url_for_run(base_url, body)
 
@@ -256,7 +266,10 @@ def add_rollout_self_call_route(
     methods = ["POST"]
     if endpoint is None:
         for route in getattr(app, "routes", []):
-            if getattr(route, "path", None) == path and getattr(route, "endpoint", None) is not None:
+            if (
+                getattr(route, "path", None) == path
+                and getattr(route, "endpoint", None) is not None
+            ):
                 endpoint = route.endpoint
                 methods = sorted(getattr(route, "methods", None) or methods)
                 break

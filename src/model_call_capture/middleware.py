@@ -114,7 +114,7 @@ class CaptureContext:
     category the middleware would derive.
     """
 
-    __slots__ = ("rollout_id", "model_call_id", "dialect", "error_category")
+    __slots__ = ("dialect", "error_category", "model_call_id", "rollout_id")
 
     def __init__(self, rollout_id: str, model_call_id: str, dialect: Dialect) -> None:
         self.rollout_id = rollout_id
@@ -179,11 +179,15 @@ class CaptureMiddleware:
         if config.observability_enabled:
             if store is None:
                 if not config.model_call_capture_dir:
-                    raise ValueError("model_call_capture_dir is required when observability_enabled is true")
+                    raise ValueError(
+                        "model_call_capture_dir is required when observability_enabled is true"
+                    )
                 store = CaptureStore(config.model_call_capture_dir)
             self.store = store
         # Threads are started on demand; the pool only bounds how many writes run at once.
-        self._executor = ThreadPoolExecutor(max_workers=_WRITE_THREADS, thread_name_prefix="mcc-capture")
+        self._executor = ThreadPoolExecutor(
+            max_workers=_WRITE_THREADS, thread_name_prefix="mcc-capture"
+        )
         self._failed_rollouts = _OnceSet()
         self._invalid_ids = _OnceSet()
 
@@ -374,7 +378,9 @@ def _split_rollout_prefix(scope: Scope) -> tuple[str, Scope] | None:
     new_scope = dict(scope)
     new_scope["path"] = base + tail_path
     if raw is not None:
-        new_scope["raw_path"] = new_raw if new_raw is not None else quote(base + tail_path).encode("ascii")
+        new_scope["raw_path"] = (
+            new_raw if new_raw is not None else quote(base + tail_path).encode("ascii")
+        )
     return rollout_id, new_scope
 
 
@@ -598,8 +604,7 @@ class _Call:
         self.wire_bytes += len(body)
         ends = not message.get("more_body", False) or (
             # The client knows a sized body has ended once it has all its bytes.
-            self.content_length is not None
-            and self.wire_bytes >= self.content_length
+            self.content_length is not None and self.wire_bytes >= self.content_length
         )
         if ends or self.held:
             # The end of the body, or the message after a held terminal event: record
@@ -645,7 +650,9 @@ class _Call:
 
     def _feed(self, data: bytes, now: float | None) -> None:
         """Decode, count and feed response body bytes (`now`: when they passed, if known)."""
-        if self.ttft_ms is None and (self.reassembler is None or self.capture_failed or self.response_cut):
+        if self.ttft_ms is None and (
+            self.reassembler is None or self.capture_failed or self.response_cut
+        ):
             self.ttft_ms = self._elapsed_ms(now)
         if self.response_cut or self.capture_failed:
             return
@@ -813,7 +820,9 @@ def _classify_exception(exc: BaseException) -> tuple[str, int | None, bytes | No
     if isinstance(exc, asyncio.CancelledError):
         return "cancelled", None, None
     names = {cls.__name__ for cls in type(exc).__mro__}
-    if isinstance(exc, TimeoutError) or any(n.endswith(("Timeout", "TimeoutError", "TimeoutException")) for n in names):
+    if isinstance(exc, TimeoutError) or any(
+        n.endswith(("Timeout", "TimeoutError", "TimeoutException")) for n in names
+    ):
         category = "timeout"
     elif isinstance(exc, ConnectionError) or names & _CONNECTION_ERRORS:
         category = "connection"

@@ -51,7 +51,9 @@ HOP_BY_HOP_HEADERS = frozenset(
 _REQUEST_ONLY_DROPPED = frozenset({"host", "content-length"})
 
 
-def _forwarded_headers(raw: list[tuple[bytes, bytes]], drop: frozenset[str]) -> list[tuple[bytes, bytes]]:
+def _forwarded_headers(
+    raw: list[tuple[bytes, bytes]], drop: frozenset[str]
+) -> list[tuple[bytes, bytes]]:
     """Headers without hop-by-hop ones, those named in `Connection`, and `drop`."""
     named: set[str] = set()
     for key, value in raw:
@@ -60,7 +62,9 @@ def _forwarded_headers(raw: list[tuple[bytes, bytes]], drop: frozenset[str]) -> 
     return [
         (key, value)
         for key, value in raw
-        if (k := key.decode("latin-1").lower()) not in HOP_BY_HOP_HEADERS and k not in named and k not in drop
+        if (k := key.decode("latin-1").lower()) not in HOP_BY_HOP_HEADERS
+        and k not in named
+        and k not in drop
     ]
 
 
@@ -83,7 +87,10 @@ async def _send_error(send: Send, status: int, kind: str, message: str) -> None:
         {
             "type": "http.response.start",
             "status": status,
-            "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())],
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+            ],
         }
     )
     await send({"type": "http.response.body", "body": body})
@@ -114,7 +121,9 @@ class ProxyApp:
             # No cap on connections: a rollout batch may hold thousands of streams open at
             # once, and the proxy must not queue what the upstream would serve.
             limits = httpx.Limits(max_connections=None, max_keepalive_connections=256)
-            self._client = httpx.AsyncClient(timeout=self._timeout, limits=limits, follow_redirects=False)
+            self._client = httpx.AsyncClient(
+                timeout=self._timeout, limits=limits, follow_redirects=False
+            )
         return self._client
 
     async def aclose(self) -> None:
@@ -129,7 +138,9 @@ class ProxyApp:
         if self._base_path.endswith(b"/v1") and (path == b"/v1" or path.startswith(b"/v1/")):
             path = path[3:]
         query: bytes = scope.get("query_string", b"")
-        return self.upstream.copy_with(raw_path=self._base_path + path + (b"?" + query if query else b""))
+        return self.upstream.copy_with(
+            raw_path=self._base_path + path + (b"?" + query if query else b"")
+        )
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -179,12 +190,20 @@ class ProxyApp:
             response = await client.send(request, stream=True)
         except httpx.TimeoutException as exc:
             _set_error_category(scope, "timeout")
-            await _send_error(send, 504, "upstream_timeout", f"upstream {self.upstream} timed out after {self._timeout_s:g} s ({_describe(exc)})")
+            await _send_error(
+                send,
+                504,
+                "upstream_timeout",
+                f"upstream {self.upstream} timed out after {self._timeout_s:g} s ({_describe(exc)})",
+            )
             return
         except httpx.TransportError as exc:
             _set_error_category(scope, "connection")
             await _send_error(
-                send, 502, "upstream_connection_error", f"upstream {self.upstream} unreachable ({_describe(exc)})"
+                send,
+                502,
+                "upstream_connection_error",
+                f"upstream {self.upstream} unreachable ({_describe(exc)})",
             )
             return
         try:
@@ -231,4 +250,6 @@ def create_proxy_app(
     from .middleware import install_model_call_capture
 
     config = CaptureConfig(observability_enabled=True, model_call_capture_dir=capture_dir)
-    return install_model_call_capture(ProxyApp(upstream, timeout_s=timeout_s), config, model_server_name=name)
+    return install_model_call_capture(
+        ProxyApp(upstream, timeout_s=timeout_s), config, model_server_name=name
+    )

@@ -16,7 +16,7 @@ __all__ = ["StreamReassembler", "StreamResult", "reassemble_stream"]
 class StreamReassembler:
     """Incremental reassembly of one stream of `dialect` (`responses`, `chat`, `messages`)."""
 
-    __slots__ = ("dialect", "_decoder", "_state", "_result", "_failures")
+    __slots__ = ("_decoder", "_failures", "_result", "_state", "dialect")
 
     def __init__(self, dialect: str) -> None:
         self.dialect = dialect

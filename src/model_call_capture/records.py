@@ -94,7 +94,9 @@ def _is_utf8(raw: bytes) -> bool:
     return True
 
 
-def _read(store: CaptureStore, rollout_id: str, *, strict: bool) -> tuple[list[ModelCallRecord], int]:
+def _read(
+    store: CaptureStore, rollout_id: str, *, strict: bool
+) -> tuple[list[ModelCallRecord], int]:
     path = store.path(rollout_id)
     records: list[ModelCallRecord] = []
     damaged = 0
@@ -121,7 +123,7 @@ def _derive(line: CaptureLine) -> Derived:
         return Derived()
     try:
         return module.derive(line.request, line.response)
-    except Exception:  # noqa: BLE001 - derive promises not to raise; a record must still be built
+    except Exception:
         return Derived()
 
 

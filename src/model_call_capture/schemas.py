@@ -139,7 +139,10 @@ def registry() -> Registry[Any]:
     from referencing import Registry, Resource
     from referencing.jsonschema import DRAFT202012
 
-    resources = [(uri, Resource.from_contents(doc, default_specification=DRAFT202012)) for uri, doc in _documents().items()]
+    resources = [
+        (uri, Resource.from_contents(doc, default_specification=DRAFT202012))
+        for uri, doc in _documents().items()
+    ]
     return Registry().with_resources(resources)
 
 

@@ -46,16 +46,34 @@ more, and `[^\r\n]` twice as much as this match plus a separate search for CR.)"
 _EVENT_NAMES: dict[bytes | None, str] = {
     name.encode(): name
     for name in (
-        "message_start", "content_block_start", "content_block_delta", "content_block_stop",
-        "message_delta", "message_stop", "ping", "error",
-        "response.created", "response.in_progress", "response.queued", "response.completed",
-        "response.incomplete", "response.failed", "response.output_item.added",
-        "response.output_item.done", "response.content_part.added", "response.content_part.done",
-        "response.output_text.delta", "response.output_text.done",
-        "response.function_call_arguments.delta", "response.function_call_arguments.done",
-        "response.reasoning_summary_part.added", "response.reasoning_summary_part.done",
-        "response.reasoning_summary_text.delta", "response.reasoning_summary_text.done",
-        "response.reasoning_text.delta", "response.reasoning_text.done",
+        "message_start",
+        "content_block_start",
+        "content_block_delta",
+        "content_block_stop",
+        "message_delta",
+        "message_stop",
+        "ping",
+        "error",
+        "response.created",
+        "response.in_progress",
+        "response.queued",
+        "response.completed",
+        "response.incomplete",
+        "response.failed",
+        "response.output_item.added",
+        "response.output_item.done",
+        "response.content_part.added",
+        "response.content_part.done",
+        "response.output_text.delta",
+        "response.output_text.done",
+        "response.function_call_arguments.delta",
+        "response.function_call_arguments.done",
+        "response.reasoning_summary_part.added",
+        "response.reasoning_summary_part.done",
+        "response.reasoning_summary_text.delta",
+        "response.reasoning_summary_text.done",
+        "response.reasoning_text.delta",
+        "response.reasoning_text.done",
     )
 }
 """Event names of the three dialects, decoded once: a name comes with nearly every event."""
@@ -66,16 +84,16 @@ class SseDecoder:
     """Incremental SSE decoder: `feed(chunk)` -> completed events; `finish()` at end."""
 
     __slots__ = (
-        "_pending",
-        "_skip_lf",
-        "_started",
         "_data",
         "_event",
-        "_retry",
-        "_last_id",
         "_idle",
-        "content_seen",
+        "_last_id",
+        "_pending",
+        "_retry",
+        "_skip_lf",
+        "_started",
         "comments",
+        "content_seen",
     )
 
     def __init__(self) -> None:

@@ -91,7 +91,9 @@ class InvalidRolloutIdError(ValueError):
 class UnsupportedFormatError(ValueError):
     """A capture line written by a newer major version of the format than this reader knows."""
 
-    def __init__(self, message: str, *, path: Path | None = None, line_index: int | None = None) -> None:
+    def __init__(
+        self, message: str, *, path: Path | None = None, line_index: int | None = None
+    ) -> None:
         super().__init__(message)
         self.path = path
         """The capture file, when known."""
@@ -155,7 +157,9 @@ def check_format(value: Any, *, path: Path | None = None, line_index: int | None
     )
 
 
-def decode_capture_line(raw: bytes, *, path: Path | None = None, line_index: int | None = None) -> CaptureLine:
+def decode_capture_line(
+    raw: bytes, *, path: Path | None = None, line_index: int | None = None
+) -> CaptureLine:
     """Decode one raw line into a `CaptureLine`.
 
     Raises `UnsupportedFormatError` for a line of a future format (checked first, so a
@@ -265,7 +269,9 @@ def _write_buffers(fd: int, buffers: list[_Buffer]) -> tuple[int, OSError | None
                 rest = memoryview(part[0] if len(part) == 1 else b"".join(part))[n:]
                 while rest:
                     n = os.write(fd, rest)
-                    if n <= 0:  # pragma: no cover - a regular file never returns 0 for a non-empty write
+                    if (
+                        n <= 0
+                    ):  # pragma: no cover - a regular file never returns 0 for a non-empty write
                         raise OSError(errno.EIO, "write returned 0")
                     written += n
                     rest = rest[n:]
@@ -359,9 +365,13 @@ class CaptureStore:
         try:
             batch.turn.acquire()
             errors = self._write_durably(path, batch.lines)
-        except BaseException as exc:  # not an OSError (interrupted): release the others all the same
+        except (
+            BaseException
+        ) as exc:  # not an OSError (interrupted): release the others all the same
             _hand_over(group)  # first: a batch still waiting is detached, so no line joins it now
-            batch.errors = [OSError(errno.EIO, f"capture write interrupted: {exc!r}")] * len(batch.lines)
+            batch.errors = [OSError(errno.EIO, f"capture write interrupted: {exc!r}")] * len(
+                batch.lines
+            )
             batch.done.release()
             raise
         _hand_over(group)
@@ -418,7 +428,9 @@ class CaptureStore:
                 _ends.pop(path, None)
                 failed = OSError(exc.errno, f"fsync failed: {exc.strerror}")
                 failed.__cause__ = exc
-                return [failed if error is None else error for error in errors or [None] * len(lines)]
+                return [
+                    failed if error is None else error for error in errors or [None] * len(lines)
+                ]
             return errors
         finally:
             os.close(fd)
@@ -483,7 +495,11 @@ class CaptureStore:
 
     def mark_incomplete(self, rollout_id: str) -> None:
         """Create the rollout's incomplete marker (a capture of this rollout failed)."""
-        os.close(self._open_or_create(self.incomplete_path(rollout_id), os.O_WRONLY | os.O_NOFOLLOW | os.O_CLOEXEC))
+        os.close(
+            self._open_or_create(
+                self.incomplete_path(rollout_id), os.O_WRONLY | os.O_NOFOLLOW | os.O_CLOEXEC
+            )
+        )
 
     def is_incomplete(self, rollout_id: str) -> bool:
         """True when the rollout's incomplete marker exists."""
@@ -586,7 +602,12 @@ class CaptureStore:
         for index, raw in self.iter_lines(rollout_id):
             try:
                 lines.append((index, decode_capture_line(raw, path=path, line_index=index)))
-            except (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError, RecursionError):
+            except (
+                msgspec.DecodeError,
+                msgspec.ValidationError,
+                UnicodeDecodeError,
+                RecursionError,
+            ):
                 damaged += 1
         return lines, damaged
 
@@ -597,7 +618,12 @@ class CaptureStore:
         for index, raw in self.iter_lines(rollout_id):
             try:
                 lines.append(decode_capture_line(raw, path=path, line_index=index))
-            except (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError, RecursionError) as exc:
+            except (
+                msgspec.DecodeError,
+                msgspec.ValidationError,
+                UnicodeDecodeError,
+                RecursionError,
+            ) as exc:
                 raise DamagedLineError(
                     f"damaged capture line in {path}, line {index} (0-based, blank lines not "
                     f"counted): {exc}",

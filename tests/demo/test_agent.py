@@ -11,18 +11,21 @@ import json
 from pathlib import Path
 from typing import Any
 
-from servers import serve
-
 from model_call_capture import CaptureConfig, install_model_call_capture
 from model_call_capture.correlation import RolloutCorrelation
 from model_call_capture.demo.agent import DemoAgent, get_weather
 from model_call_capture.demo.model_server import create_app
+from servers import serve
 
 ANSWER = "It is 18 \u00b0C with light rain in Paris: take a raincoat and an umbrella."
 
 
-def _run_agent(capture_dir: Path, run: dict[str, Any], *, capture_on: bool = True) -> dict[str, Any]:
-    server_config = CaptureConfig(observability_enabled=True, model_call_capture_dir=str(capture_dir))
+def _run_agent(
+    capture_dir: Path, run: dict[str, Any], *, capture_on: bool = True
+) -> dict[str, Any]:
+    server_config = CaptureConfig(
+        observability_enabled=True, model_call_capture_dir=str(capture_dir)
+    )
     app = install_model_call_capture(create_app(), server_config, model_server_name="agent-test")
     agent_config = server_config if capture_on else CaptureConfig()
     with serve(app) as server:
@@ -35,11 +38,18 @@ def _lines(path: Path) -> list[dict[str, Any]]:
 
 
 def test_one_rollout_makes_six_calls_across_the_three_dialects(tmp_path: Path) -> None:
-    result = _run_agent(tmp_path, {"_ng_task_index": 5, "_ng_rollout_index": 2, "question": "Weather in Paris?"})
-    assert result == {"response": {"chat": ANSWER, "responses": ANSWER, "messages": ANSWER}, "reward": 1.0}
+    result = _run_agent(
+        tmp_path, {"_ng_task_index": 5, "_ng_rollout_index": 2, "question": "Weather in Paris?"}
+    )
+    assert result == {
+        "response": {"chat": ANSWER, "responses": ANSWER, "messages": ANSWER},
+        "reward": 1.0,
+    }
     assert sorted(p.name for p in tmp_path.iterdir()) == ["5-2.capture.jsonl"]
     lines = _lines(tmp_path / "5-2.capture.jsonl")
-    assert [(line["dialect"], line.get("stream", False), line["status_code"]) for line in lines] == [
+    assert [
+        (line["dialect"], line.get("stream", False), line["status_code"]) for line in lines
+    ] == [
         ("chat", False, 200),
         ("chat", True, 200),
         ("responses", False, 200),
@@ -57,21 +67,29 @@ def test_one_rollout_makes_six_calls_across_the_three_dialects(tmp_path: Path) -
     }
     assert lines[2]["request"]["reasoning"] == {"effort": "low", "summary": "auto"}
     assert lines[4]["request"]["thinking"] == {"type": "enabled", "budget_tokens": 1024}
-    assert [line["request"]["messages"][0]["content"] for line in (lines[0], lines[4])] == ["Weather in Paris?"] * 2
+    assert [line["request"]["messages"][0]["content"] for line in (lines[0], lines[4])] == [
+        "Weather in Paris?"
+    ] * 2
 
 
 def test_simulate_rate_limit_adds_one_recorded_429(tmp_path: Path) -> None:
-    result = _run_agent(tmp_path, {"_ng_task_index": 0, "_ng_rollout_index": 0, "simulate_rate_limit": True})
+    result = _run_agent(
+        tmp_path, {"_ng_task_index": 0, "_ng_rollout_index": 0, "simulate_rate_limit": True}
+    )
     assert result["reward"] == 1.0
     lines = _lines(tmp_path / "0-0.capture.jsonl")
-    assert [(line["dialect"], line["status_code"], line.get("error_category")) for line in lines[:2]] == [
+    assert [
+        (line["dialect"], line["status_code"], line.get("error_category")) for line in lines[:2]
+    ] == [
         ("chat", 429, "rate_limit"),
         ("chat", 200, None),
     ]
     assert len(lines) == 7
 
 
-def test_with_capture_off_the_agent_calls_unprefixed_and_nothing_is_captured(tmp_path: Path) -> None:
+def test_with_capture_off_the_agent_calls_unprefixed_and_nothing_is_captured(
+    tmp_path: Path,
+) -> None:
     result = _run_agent(tmp_path, {"_ng_task_index": 1, "_ng_rollout_index": 0}, capture_on=False)
     assert result["reward"] == 1.0
     assert list(tmp_path.iterdir()) == []

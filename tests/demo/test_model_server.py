@@ -9,9 +9,9 @@ import anthropic
 import httpx
 import openai
 import pytest
-from servers import RunningServer, serve
 
 from model_call_capture.demo.model_server import SCENARIOS, create_app
+from servers import RunningServer, serve
 
 
 @pytest.fixture(scope="module")
@@ -20,7 +20,9 @@ def server() -> Iterator[RunningServer]:
         yield running
 
 
-def test_identical_requests_get_identical_bytes_and_distinct_requests_distinct_ids(server: RunningServer) -> None:
+def test_identical_requests_get_identical_bytes_and_distinct_requests_distinct_ids(
+    server: RunningServer,
+) -> None:
     def ask(content: str) -> httpx.Response:
         body = {"model": "demo-gpt", "messages": [{"role": "user", "content": content}]}
         return httpx.post(f"{server.url}/v1/chat/completions", json=body)
@@ -38,15 +40,24 @@ def test_openai_sdk_reads_the_responses_stream_like_the_json_reply(server: Runni
     with client.responses.stream(model="demo-gpt", input="Weather?", tools=tools) as stream:  # type: ignore[arg-type]
         final = stream.get_final_response()
     assert [item.type for item in final.output] == ["reasoning", "message", "function_call"]
-    assert final.output_text == reply.output_text == "Let me check the weather for you \u2014 one moment."
+    assert (
+        final.output_text
+        == reply.output_text
+        == "Let me check the weather for you \u2014 one moment."
+    )
     assert final.usage is not None and final.usage.total_tokens == 160
 
 
 def test_openai_sdk_accumulates_the_chat_tool_call(server: RunningServer) -> None:
     client = openai.OpenAI(base_url=f"{server.url}/v1", api_key="k", max_retries=0)
-    tool = {"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}
+    tool = {
+        "type": "function",
+        "function": {"name": "get_weather", "parameters": {"type": "object"}},
+    }
     with client.chat.completions.stream(
-        model="demo-gpt", messages=[{"role": "user", "content": "Weather?"}], tools=[tool]  # type: ignore[list-item]
+        model="demo-gpt",
+        messages=[{"role": "user", "content": "Weather?"}],
+        tools=[tool],  # type: ignore[list-item]
     ) as stream:
         final = stream.get_final_completion()
     call = final.choices[0].message.tool_calls[0]  # type: ignore[index]
@@ -56,7 +67,10 @@ def test_openai_sdk_accumulates_the_chat_tool_call(server: RunningServer) -> Non
 
 def test_a_tool_result_gets_a_text_answer(server: RunningServer) -> None:
     client = openai.OpenAI(base_url=f"{server.url}/v1", api_key="k", max_retries=0)
-    tool = {"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}
+    tool = {
+        "type": "function",
+        "function": {"name": "get_weather", "parameters": {"type": "object"}},
+    }
     reply = client.chat.completions.create(
         model="demo-gpt",
         messages=[
@@ -64,7 +78,11 @@ def test_a_tool_result_gets_a_text_answer(server: RunningServer) -> None:
             {
                 "role": "assistant",
                 "tool_calls": [
-                    {"id": "c1", "type": "function", "function": {"name": "get_weather", "arguments": "{}"}}
+                    {
+                        "id": "c1",
+                        "type": "function",
+                        "function": {"name": "get_weather", "arguments": "{}"},
+                    }
                 ],
             },
             {"role": "tool", "tool_call_id": "c1", "content": "18 C"},
@@ -106,7 +124,9 @@ def test_anthropic_sdk_accumulates_the_stream_into_the_json_message(server: Runn
         ("json_array", 200, "application/json"),
     ],
 )
-def test_odd_replies(scenario: str, status: int, content_type: str | None, server: RunningServer) -> None:
+def test_odd_replies(
+    scenario: str, status: int, content_type: str | None, server: RunningServer
+) -> None:
     reply = httpx.post(f"{server.url}/v1/messages", json={"model": scenario, "messages": []})
     assert reply.status_code == status
     assert reply.headers.get("content-type") == content_type
@@ -118,14 +138,20 @@ def test_odd_replies(scenario: str, status: int, content_type: str | None, serve
 
 
 def test_the_scenario_header_works_for_malformed_bodies_too(server: RunningServer) -> None:
-    reply = httpx.post(f"{server.url}/v1/responses", content=b"{bad", headers={"x-mcc-scenario": "status_503"})
+    reply = httpx.post(
+        f"{server.url}/v1/responses", content=b"{bad", headers={"x-mcc-scenario": "status_503"}
+    )
     assert reply.status_code == 400  # a body that is not JSON is refused before any scenario
-    reply = httpx.post(f"{server.url}/v1/responses", json={"model": "x"}, headers={"x-mcc-scenario": "status_503"})
+    reply = httpx.post(
+        f"{server.url}/v1/responses", json={"model": "x"}, headers={"x-mcc-scenario": "status_503"}
+    )
     assert reply.status_code == 503
 
 
 @pytest.mark.parametrize("dialect_path", ["/v1/responses", "/v1/chat/completions", "/v1/messages"])
-def test_truncated_and_error_streams_end_without_their_terminal_event(dialect_path: str, server: RunningServer) -> None:
+def test_truncated_and_error_streams_end_without_their_terminal_event(
+    dialect_path: str, server: RunningServer
+) -> None:
     terminals = [b"response.completed", b"data: [DONE]", b"message_stop"]
     for scenario in ("truncate", "error_event"):
         body = {"model": scenario, "stream": True, "input": "x", "messages": [], "max_tokens": 5}
@@ -139,5 +165,15 @@ def test_truncated_and_error_streams_end_without_their_terminal_event(dialect_pa
 
 
 def test_every_scenario_token_is_documented() -> None:
-    assert {"ok", "raise_mid", "truncate", "gzip", "br", "deflate", "slow", "hang", "forever"} <= set(SCENARIOS)
+    assert {
+        "ok",
+        "raise_mid",
+        "truncate",
+        "gzip",
+        "br",
+        "deflate",
+        "slow",
+        "hang",
+        "forever",
+    } <= set(SCENARIOS)
     assert all(isinstance(text, str) and text for text in SCENARIOS.values())

@@ -9,8 +9,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from model_call_capture.demo.run import run_demo_async, serving
 from model_call_capture.demo.model_server import create_app
+from model_call_capture.demo.run import run_demo_async, serving
 
 
 def test_run_demo_writes_captures_and_rollouts_and_returns_the_attachments(tmp_path: Path) -> None:
@@ -18,7 +18,10 @@ def test_run_demo_writes_captures_and_rollouts_and_returns_the_attachments(tmp_p
     assert result.directory == (tmp_path / "demo").resolve()
     assert result.capture_dir == result.directory / "model-calls"
     assert result.rollouts_path == result.directory / "rollouts.jsonl"
-    assert [(c.rollout_id, c.metrics.num_calls) for c in result.captures] == [("0-0", 6), ("1-0", 6)]
+    assert [(c.rollout_id, c.metrics.num_calls) for c in result.captures] == [
+        ("0-0", 6),
+        ("1-0", 6),
+    ]
     assert sorted(p.name for p in result.capture_dir.glob("*.capture.jsonl")) == [
         "0-0.capture.jsonl",
         "1-0.capture.jsonl",

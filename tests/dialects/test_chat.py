@@ -11,6 +11,7 @@ finish reason of every choice. Where the SDK itself is wrong, the case is listed
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 from typing import Any
@@ -27,15 +28,13 @@ from referencing import Registry
 from syrupy.assertion import SnapshotAssertion
 from syrupy.extensions.json import JSONSnapshotExtension
 
+from conftest import CORPUS, GYM_REFERENCE
+from memory_tools import reassemble_in_chunks, traced_peak
 from model_call_capture.contracts import ToolCall
 from model_call_capture.dialects import chat, dialect_for_path, get_dialect
 from model_call_capture.dialects.base import Derived, StreamResult
 from model_call_capture.reassembly import StreamReassembler, reassemble_stream
 from model_call_capture.sse import SseEvent
-
-from memory_tools import reassemble_in_chunks, traced_peak
-
-from conftest import CORPUS, GYM_REFERENCE
 from schema_tools import SCHEMAS_DIR, reduce_schema_file, reduce_struct, schema_registry
 
 CHAT_STREAMS = sorted(CORPUS.glob("streams/chat/*.sse"))
@@ -58,7 +57,8 @@ def reassemble(body: bytes) -> StreamResult:
 def sse(*payloads: object, done: bool = True) -> bytes:
     """A chat stream body: one `data:` event per payload (str payloads are sent verbatim)."""
     body = b"".join(
-        b"data: " + (p.encode() if isinstance(p, str) else json.dumps(p).encode()) + b"\n\n" for p in payloads
+        b"data: " + (p.encode() if isinstance(p, str) else json.dumps(p).encode()) + b"\n\n"
+        for p in payloads
     )
     return body + (b"data: [DONE]\n\n" if done else b"")
 
@@ -75,7 +75,9 @@ def chunk(*choices: dict[str, Any], **fields: Any) -> dict[str, Any]:
     }
 
 
-def delta(index: int = 0, finish_reason: str | None = None, logprobs: Any = None, **fields: Any) -> dict[str, Any]:
+def delta(
+    index: int = 0, finish_reason: str | None = None, logprobs: Any = None, **fields: Any
+) -> dict[str, Any]:
     """One choice of a chunk."""
     return {"index": index, "delta": fields, "logprobs": logprobs, "finish_reason": finish_reason}
 
@@ -97,7 +99,9 @@ def sdk_replay(body: bytes) -> tuple[dict[str, Any] | None, BaseException | None
     state: ChatCompletionStreamState[Any] = ChatCompletionStreamState()
     raised: BaseException | None = None
     with httpx2.Client(transport=httpx2.MockTransport(serve)) as http:
-        client = openai.OpenAI(api_key="sk-test", base_url="http://model.test/v1", http_client=http, max_retries=0)
+        client = openai.OpenAI(
+            api_key="sk-test", base_url="http://model.test/v1", http_client=http, max_retries=0
+        )
         try:
             stream = client.chat.completions.create(model="gpt-4o", messages=[], stream=True)
             with stream:
@@ -155,10 +159,17 @@ def facts(completion: dict[str, Any] | None) -> dict[str, Any] | None:
                 "reasoning_content": message.get("reasoning_content"),
                 "reasoning": message.get("reasoning"),
                 "tool_calls": [
-                    [call.get("id"), call["function"].get("name"), parsed_arguments(call["function"].get("arguments"))]
+                    [
+                        call.get("id"),
+                        call["function"].get("name"),
+                        parsed_arguments(call["function"].get("arguments")),
+                    ]
                     for call in message.get("tool_calls") or []
                 ],
-                "logprobs": [_tokens(choice.get("logprobs"), "content"), _tokens(choice.get("logprobs"), "refusal")],
+                "logprobs": [
+                    _tokens(choice.get("logprobs"), "content"),
+                    _tokens(choice.get("logprobs"), "refusal"),
+                ],
             }
         )
     return {
@@ -170,7 +181,9 @@ def facts(completion: dict[str, Any] | None) -> dict[str, Any] | None:
     }
 
 
-_ROLE_REPEATED = "the server repeats `role` in every delta and the SDK concatenates it (`assistantassistant...`)"
+_ROLE_REPEATED = (
+    "the server repeats `role` in every delta and the SDK concatenates it (`assistantassistant...`)"
+)
 
 SDK_WRONG: dict[str, dict[tuple[Any, ...], tuple[Any, str]]] = {
     "mirascope--test_openrouter_stream_openrouter_anthropic_claude_3_5_sonnet_20241022": {
@@ -245,7 +258,9 @@ def test_corpus_stream_agrees_with_the_sdk(path: Path) -> None:
     assert type(raised) is expected_raise if expected_raise else raised is None, repr(raised)
     for field_path, (wire, _reason) in SDK_WRONG.get(path.stem, {}).items():
         assert _at(ours, field_path) == wire
-        assert _at(theirs, field_path) != wire, "the SDK got this right now: drop the SDK_WRONG entry"
+        assert _at(theirs, field_path) != wire, (
+            "the SDK got this right now: drop the SDK_WRONG entry"
+        )
         _put(theirs, field_path, wire)
     assert ours == theirs
 
@@ -265,32 +280,54 @@ _text = st.text(max_size=6)
 def _split(draw: st.DrawFn, text: str) -> list[str]:
     cuts = sorted(set(draw(st.lists(st.integers(0, len(text)), max_size=4))))
     bounds = [0, *cuts, len(text)]
-    return [text[a:b] for a, b in zip(bounds, bounds[1:]) if b > a] or [""]
+    return [text[a:b] for a, b in itertools.pairwise(bounds) if b > a] or [""]
 
 
 @st.composite
 def _choice_deltas(draw: st.DrawFn, index: int) -> list[dict[str, Any]]:
     """The choices (of successive chunks) of one generated choice, in order."""
     out = [delta(index, role="assistant", content="")]
-    for kind in draw(st.lists(st.sampled_from(["content", "refusal", "reasoning_content", "reasoning"]), max_size=5)):
+    for kind in draw(
+        st.lists(
+            st.sampled_from(["content", "refusal", "reasoning_content", "reasoning"]), max_size=5
+        )
+    ):
         piece = draw(_text)
         if kind == "content" and draw(st.booleans()):
             logprobs = {
-                "content": [{"token": piece, "logprob": -0.25, "bytes": list(piece.encode()), "top_logprobs": []}]
+                "content": [
+                    {
+                        "token": piece,
+                        "logprob": -0.25,
+                        "bytes": list(piece.encode()),
+                        "top_logprobs": [],
+                    }
+                ]
             }
             out.append(delta(index, logprobs=logprobs, content=piece))
         else:
             out.append(delta(index, **{kind: piece}))
     for call in range(draw(st.integers(0, 2))):
-        arguments = json.dumps(draw(st.dictionaries(st.sampled_from(["city", "unit", "q"]), _text, max_size=2)))
+        arguments = json.dumps(
+            draw(st.dictionaries(st.sampled_from(["city", "unit", "q"]), _text, max_size=2))
+        )
         pieces = draw(_split(arguments))
         first = {"index": call, "id": f"call_{index}_{call}", "type": "function"}
-        first["function"] = {"name": draw(st.sampled_from(["get_weather", "search"])), "arguments": ""}
+        first["function"] = {
+            "name": draw(st.sampled_from(["get_weather", "search"])),
+            "arguments": "",
+        }
         out.append(delta(index, tool_calls=[first]))
-        out += [delta(index, tool_calls=[{"index": call, "function": {"arguments": p}}]) for p in pieces]
-    out.append(delta(index, draw(st.sampled_from(["stop", "length", "tool_calls", "content_filter"]))))
+        out += [
+            delta(index, tool_calls=[{"index": call, "function": {"arguments": p}}]) for p in pieces
+        ]
+    out.append(
+        delta(index, draw(st.sampled_from(["stop", "length", "tool_calls", "content_filter"])))
+    )
     if draw(st.booleans()):
-        out.append(delta(index))  # OpenRouter: an empty delta with finish_reason null after the finish
+        out.append(
+            delta(index)
+        )  # OpenRouter: an empty delta with finish_reason null after the finish
     return out
 
 
@@ -304,7 +341,11 @@ def generated_streams(draw: st.DrawFn) -> bytes:
     chunks = []
     while any(positions[i] < len(per_choice[i]) for i in range(n)):
         # A choice first appears only after the one before it, as OpenAI sends them.
-        ready = [i for i in range(n) if positions[i] < len(per_choice[i]) and (i == 0 or positions[i - 1] > 0)]
+        ready = [
+            i
+            for i in range(n)
+            if positions[i] < len(per_choice[i]) and (i == 0 or positions[i - 1] > 0)
+        ]
         i = draw(st.sampled_from(ready))
         chunks.append(chunk(per_choice[i][positions[i]], system_fingerprint=fingerprint))
         positions[i] += 1
@@ -337,10 +378,22 @@ def test_generated_stream_agrees_with_the_sdk(body: bytes) -> None:
 
 def test_repeated_tool_call_id_and_name_are_not_concatenated() -> None:
     # Some servers repeat id and name in every fragment; the SDK gives `call_Acall_A`.
-    first = {"index": 0, "id": "call_A", "type": "function", "function": {"name": "get", "arguments": '{"a":'}}
-    again = {"index": 0, "id": "call_A", "type": "function", "function": {"name": "get", "arguments": "1}"}}
+    first = {
+        "index": 0,
+        "id": "call_A",
+        "type": "function",
+        "function": {"name": "get", "arguments": '{"a":'},
+    }
+    again = {
+        "index": 0,
+        "id": "call_A",
+        "type": "function",
+        "function": {"name": "get", "arguments": "1}"},
+    }
     body = sse(
-        chunk(delta(tool_calls=[first])), chunk(delta(tool_calls=[again])), chunk(delta(finish_reason="tool_calls"))
+        chunk(delta(tool_calls=[first])),
+        chunk(delta(tool_calls=[again])),
+        chunk(delta(finish_reason="tool_calls")),
     )
     message = reassemble(body).response["choices"][0]["message"]  # type: ignore[index]
     assert message["tool_calls"] == [
@@ -354,7 +407,9 @@ def test_repeated_tool_call_id_and_name_are_not_concatenated() -> None:
 
 def test_usage_is_not_erased_by_a_later_chunk_without_usage() -> None:
     usage = {"prompt_tokens": 5, "completion_tokens": 2, "total_tokens": 7}
-    body = sse(chunk(delta(content="hi", finish_reason="stop")), chunk(usage=usage), chunk(usage=None))
+    body = sse(
+        chunk(delta(content="hi", finish_reason="stop")), chunk(usage=usage), chunk(usage=None)
+    )
     assert reassemble(body).response["usage"] == usage  # type: ignore[index]
     snapshot, _ = sdk_replay(body)
     assert snapshot is not None and snapshot["usage"] is None
@@ -387,7 +442,10 @@ def test_choices_are_kept_apart_whatever_order_they_first_appear_in() -> None:
 def test_annotations_without_index_are_appended() -> None:
     one = {"type": "url_citation", "url_citation": {"url": "https://a.example"}}
     two = {"type": "url_citation", "url_citation": {"url": "https://b.example"}}
-    body = sse(chunk(delta(content="x", annotations=[one])), chunk(delta(annotations=[two], finish_reason="stop")))
+    body = sse(
+        chunk(delta(content="x", annotations=[one])),
+        chunk(delta(annotations=[two], finish_reason="stop")),
+    )
     assert reassemble(body).response["choices"][0]["message"]["annotations"] == [one, two]  # type: ignore[index]
     _, raised = sdk_replay(body)
     assert isinstance(raised, RuntimeError)
@@ -416,9 +474,16 @@ def test_complete_stream_with_usage_chunk() -> None:
         "prompt_tokens_details": {"cached_tokens": 64},
         "completion_tokens_details": {"reasoning_tokens": 12},
     }
-    call = {"index": 0, "id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": ""}}
+    call = {
+        "index": 0,
+        "id": "call_1",
+        "type": "function",
+        "function": {"name": "get_weather", "arguments": ""},
+    }
     body = sse(
-        chunk(delta(role="assistant", content=""), system_fingerprint="fp_1", service_tier="default"),
+        chunk(
+            delta(role="assistant", content=""), system_fingerprint="fp_1", service_tier="default"
+        ),
         chunk(delta(reasoning_content="Need the weather.")),
         chunk(delta(content="Let me "), obfuscation="abc"),
         chunk(delta(content="check.")),
@@ -446,7 +511,10 @@ def test_complete_stream_with_usage_chunk() -> None:
                             {
                                 "id": "call_1",
                                 "type": "function",
-                                "function": {"name": "get_weather", "arguments": '{"city":"Paris"}'},
+                                "function": {
+                                    "name": "get_weather",
+                                    "arguments": '{"city":"Paris"}',
+                                },
                             }
                         ],
                     },
@@ -477,12 +545,28 @@ def test_openrouter_null_finish_reason_after_stop_keeps_stop() -> None:
 
 
 def test_azure_empty_first_chunk_does_not_hide_id_and_model() -> None:
-    filters = [{"prompt_index": 0, "content_filter_results": {"hate": {"filtered": False, "severity": "safe"}}}]
-    first = {"id": "", "object": "", "created": 0, "model": "", "choices": [], "prompt_filter_results": filters}
+    filters = [
+        {
+            "prompt_index": 0,
+            "content_filter_results": {"hate": {"filtered": False, "severity": "safe"}},
+        }
+    ]
+    first = {
+        "id": "",
+        "object": "",
+        "created": 0,
+        "model": "",
+        "choices": [],
+        "prompt_filter_results": filters,
+    }
     body = sse(first, chunk(delta(content="Hi", finish_reason="stop"), model="gpt-4o-2024-08-06"))
     response = reassemble(body).response
     assert response is not None
-    assert (response["id"], response["model"], response["created"]) == ("chatcmpl-1", "gpt-4o-2024-08-06", 1700000000)
+    assert (response["id"], response["model"], response["created"]) == (
+        "chatcmpl-1",
+        "gpt-4o-2024-08-06",
+        1700000000,
+    )
     assert response["prompt_filter_results"] == filters
 
 
@@ -492,7 +576,13 @@ def test_logprobs_lists_are_concatenated_per_choice() -> None:
 
     body = sse(
         chunk(delta(content="Fo", logprobs={"content": [lp("Fo")], "refusal": None})),
-        chunk(delta(content="o!", logprobs={"content": [lp("o!")], "refusal": None}, finish_reason="stop")),
+        chunk(
+            delta(
+                content="o!",
+                logprobs={"content": [lp("o!")], "refusal": None},
+                finish_reason="stop",
+            )
+        ),
     )
     choice = reassemble(body).response["choices"][0]  # type: ignore[index]
     assert choice["logprobs"] == {"content": [lp("Fo"), lp("o!")], "refusal": None}
@@ -501,7 +591,9 @@ def test_logprobs_lists_are_concatenated_per_choice() -> None:
 def test_openrouter_error_chunk_then_done_ends_with_error() -> None:
     usage = {"prompt_tokens": 43, "completion_tokens": 10, "total_tokens": 53}
     error_chunk = chunk(
-        delta(role="assistant", content=""), error={"code": 400, "message": "Token limit reached"}, usage=usage
+        delta(role="assistant", content=""),
+        error={"code": 400, "message": "Token limit reached"},
+        usage=usage,
     )
     result = reassemble(sse(chunk(delta(reasoning="We need")), error_chunk))
     assert (result.terminal, result.truncated) == ("error", False)
@@ -527,7 +619,11 @@ def test_groq_error_event_without_type_ends_with_error() -> None:
 
 def test_error_event_with_text_data_keeps_the_text() -> None:
     result = reassemble(b"event: error\ndata: upstream exploded\n\n")
-    assert (result.response, result.terminal, result.error) == (None, "error", {"message": "upstream exploded"})
+    assert (result.response, result.terminal, result.error) == (
+        None,
+        "error",
+        {"message": "upstream exploded"},
+    )
 
 
 def test_events_after_done_are_ignored() -> None:
@@ -569,8 +665,12 @@ def test_dropped_notes_are_bounded() -> None:
 
 
 def test_nothing_usable_gives_no_response() -> None:
-    assert reassemble(b": keep-alive\n\n") == StreamResult(response=None, terminal=None, truncated=True)
-    assert reassemble(b"data: [DONE]\n\n") == StreamResult(response=None, terminal="complete", truncated=False)
+    assert reassemble(b": keep-alive\n\n") == StreamResult(
+        response=None, terminal=None, truncated=True
+    )
+    assert reassemble(b"data: [DONE]\n\n") == StreamResult(
+        response=None, terminal="complete", truncated=False
+    )
 
 
 def test_tool_call_fragments_without_index() -> None:
@@ -579,7 +679,10 @@ def test_tool_call_fragments_without_index() -> None:
         chunk(delta(tool_calls=[{"id": "a", "function": {"name": "f", "arguments": "{"}}])),
         chunk(delta(tool_calls=[{"function": {"arguments": "}"}}])),
         chunk(
-            delta(tool_calls=[{"id": "b", "function": {"name": "g", "arguments": "[]"}}], finish_reason="tool_calls")
+            delta(
+                tool_calls=[{"id": "b", "function": {"name": "g", "arguments": "[]"}}],
+                finish_reason="tool_calls",
+            )
         ),
     )
     calls = reassemble(body).response["choices"][0]["message"]["tool_calls"]  # type: ignore[index]
@@ -591,7 +694,9 @@ def test_tool_call_fragments_without_index() -> None:
 
 def test_state_never_raises_on_a_hostile_event() -> None:
     state = chat.new_stream_state()
-    state.feed(SseEvent(b'{"choices":[{"index":0,"delta":{"content":"x"},"logprobs":{"content":5}}]}'))
+    state.feed(
+        SseEvent(b'{"choices":[{"index":0,"delta":{"content":"x"},"logprobs":{"content":5}}]}')
+    )
     state.feed(SseEvent(b'{"choices":[{"index":0,"delta":{},"logprobs":{"content":[1]}}]}'))
     state.feed(SseEvent(b'{"choices":[{"index":0,"delta":{"tool_calls":[{"index":true}]}}]}'))
     result = state.result()
@@ -655,7 +760,11 @@ def test_state_memory_grows_with_the_text_not_with_the_number_of_deltas() -> Non
 
     assert result.response is not None
     message = result.response["choices"][0]["message"]
-    texts = [message["content"], message["reasoning_content"], message["tool_calls"][0]["function"]["arguments"]]
+    texts = [
+        message["content"],
+        message["reasoning_content"],
+        message["tool_calls"][0]["function"]["arguments"],
+    ]
     for field, text in enumerate(texts):
         assert text == "".join(f" w{i % 1000:03d}" for i in range(field, count, 3))
     text_bytes = sum(map(len, texts))
@@ -676,7 +785,7 @@ def test_every_cut_before_the_terminal_is_truncated_and_a_prefix(path: Path) -> 
         assert (partial.terminal, partial.truncated) == (None, True)
         if partial.response is None:
             continue
-        for mine, whole in zip(partial.response["choices"], full["choices"]):
+        for mine, whole in zip(partial.response["choices"], full["choices"], strict=False):
             for key in ("content", "reasoning_content", "reasoning", "refusal"):
                 assert (whole["message"].get(key) or "").startswith(mine["message"].get(key) or "")
 
@@ -744,16 +853,28 @@ def test_reassembled_object_decodes_as_a_response(path: Path) -> None:
 
 
 def test_chunk_struct_rejects_a_wrong_type_with_its_path() -> None:
-    with pytest.raises(msgspec.ValidationError, match=r"Expected `int`, got `str` - at `\$.choices\[0\].index`"):
-        chat.decode_chunk(b'{"id":"c","object":"o","created":1,"model":"m","choices":[{"index":"0","delta":{}}]}')
+    with pytest.raises(
+        msgspec.ValidationError, match=r"Expected `int`, got `str` - at `\$.choices\[0\].index`"
+    ):
+        chat.decode_chunk(
+            b'{"id":"c","object":"o","created":1,"model":"m","choices":[{"index":"0","delta":{}}]}'
+        )
 
 
 def test_structs_ignore_unknown_fields() -> None:
     data = b'{"id":"c","object":"o","created":1,"model":"m","choices":[],"x_groq":{"id":"r"},"future":1}'
-    assert chat.decode_chunk(data) == chat.ChatCompletionChunk(id="c", object="o", created=1, model="m", choices=[])
+    assert chat.decode_chunk(data) == chat.ChatCompletionChunk(
+        id="c", object="o", created=1, model="m", choices=[]
+    )
 
 
-STRUCTS = [chat.Request, chat.Response, chat.ErrorResponse, chat.ChatCompletionChunk, chat.ErrorChunk]
+STRUCTS = [
+    chat.Request,
+    chat.Response,
+    chat.ErrorResponse,
+    chat.ChatCompletionChunk,
+    chat.ErrorChunk,
+]
 
 
 @pytest.mark.parametrize("struct", STRUCTS, ids=lambda t: t.__name__)
@@ -775,7 +896,10 @@ def _validator(definition: str) -> Draft202012Validator:
 def test_schema_document_is_valid_and_described() -> None:
     schema = _schema()
     Draft202012Validator.check_schema(schema)
-    assert schema["$id"] == "https://model-call-capture.dev/schemas/v1/dialects/openai-chat.schema.json"
+    assert (
+        schema["$id"]
+        == "https://model-call-capture.dev/schemas/v1/dialects/openai-chat.schema.json"
+    )
     assert schema["examples"]
     undescribed = [
         f"{name}.{prop}"
@@ -851,7 +975,12 @@ def test_one_shot_reassembly() -> None:
         "created": 1700000000,
         "model": "gpt-4o",
         "choices": [
-            {"index": 0, "message": {"role": "assistant", "content": "hi"}, "logprobs": None, "finish_reason": "stop"}
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": "hi"},
+                "logprobs": None,
+                "finish_reason": "stop",
+            }
         ],
     }
 
@@ -876,7 +1005,11 @@ RESPONSE = {
                         "type": "function",
                         "function": {"name": "get_weather", "arguments": '{"city":"Paris"}'},
                     },
-                    {"id": "call_2", "type": "function", "function": {"name": "get_time", "arguments": '{"tz":'}},
+                    {
+                        "id": "call_2",
+                        "type": "function",
+                        "function": {"name": "get_time", "arguments": '{"tz":'},
+                    },
                 ],
             },
             "finish_reason": "tool_calls",
@@ -899,7 +1032,9 @@ def _as_json_text(body: Any) -> Any:
 
 
 # derive takes a decoded body or its JSON text; both must give the same facts.
-FORMS = pytest.mark.parametrize("form", [lambda body: body, _as_json_text], ids=["dict", "json text"])
+FORMS = pytest.mark.parametrize(
+    "form", [lambda body: body, _as_json_text], ids=["dict", "json text"]
+)
 
 
 @FORMS
@@ -936,29 +1071,49 @@ def test_derive_falls_back_to_the_request_model_and_reasoning_field() -> None:
         "choices": [{"index": 0, "message": {"reasoning": "hmm"}, "finish_reason": None}],
     }
     derived = chat.derive({"model": "fake-model-1"}, response)
-    assert (derived.model, derived.reasoning_content, derived.finish_reason) == ("fake-model-1", "hmm", None)
+    assert (derived.model, derived.reasoning_content, derived.finish_reason) == (
+        "fake-model-1",
+        "hmm",
+        None,
+    )
 
 
 @FORMS
 @pytest.mark.parametrize("bad", [-1, 1.5, "12", True, None, [3], {"n": 3}])
 def test_derive_non_integer_or_negative_counts_are_unknown(bad: Any, form: Any) -> None:
     usage = {"prompt_tokens": bad, "completion_tokens": bad, "total_tokens": bad}
-    usage |= {"prompt_tokens_details": {"cached_tokens": bad}, "completion_tokens_details": {"reasoning_tokens": bad}}
+    usage |= {
+        "prompt_tokens_details": {"cached_tokens": bad},
+        "completion_tokens_details": {"reasoning_tokens": bad},
+    }
     derived = chat.derive(None, form({"usage": usage}))
-    assert [derived.tokens_in, derived.tokens_out, derived.tokens_total, derived.cached_tokens, derived.cache_hit] == [
-        None
-    ] * 5
+    assert [
+        derived.tokens_in,
+        derived.tokens_out,
+        derived.tokens_total,
+        derived.cached_tokens,
+        derived.cache_hit,
+    ] == [None] * 5
     assert derived.tokens_reasoning is None
 
 
 def test_derive_total_from_parts_and_cache_miss() -> None:
-    usage = {"prompt_tokens": 10, "completion_tokens": 5, "prompt_tokens_details": {"cached_tokens": 0}}
+    usage = {
+        "prompt_tokens": 10,
+        "completion_tokens": 5,
+        "prompt_tokens_details": {"cached_tokens": 0},
+    }
     derived = chat.derive(None, {"usage": usage})
     assert (derived.tokens_total, derived.cached_tokens, derived.cache_hit) == (15, 0, False)
 
 
 def test_derive_deepseek_cache_hit_tokens() -> None:
-    usage = {"prompt_tokens": 6, "completion_tokens": 2, "prompt_cache_hit_tokens": 4, "prompt_cache_miss_tokens": 2}
+    usage = {
+        "prompt_tokens": 6,
+        "completion_tokens": 2,
+        "prompt_cache_hit_tokens": 4,
+        "prompt_cache_miss_tokens": 2,
+    }
     derived = chat.derive(None, {"usage": usage})
     assert (derived.tokens_in, derived.cached_tokens, derived.cache_hit) == (6, 4, True)
 
@@ -984,11 +1139,19 @@ def test_derive_legacy_function_call_and_odd_tool_calls(form: Any) -> None:
 # Values a JSON text can hold: no NaN, no infinity (json.dumps would write `Infinity`, which
 # no reader accepts, so the text and the dict forms could not agree).
 _json_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=5),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=12), inner, max_size=4),
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=5),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=12), inner, max_size=4)
+    ),
     max_leaves=20,
 )
-_keys = st.sampled_from(["choices", "message", "usage", "tool_calls", "function", "arguments", "id", "model", "index"])
+_keys = st.sampled_from(
+    ["choices", "message", "usage", "tool_calls", "function", "arguments", "id", "model", "index"]
+)
 
 
 @settings(max_examples=200)
@@ -1006,7 +1169,9 @@ def test_derive_never_raises(request: Any, response: Any) -> None:
     response=st.none() | st.dictionaries(_keys, _json_values, max_size=4),
 )
 def test_derive_from_json_text_equals_derive_from_the_dicts(request: Any, response: Any) -> None:
-    assert chat.derive(_as_json_text(request), _as_json_text(response)) == chat.derive(request, response)
+    assert chat.derive(_as_json_text(request), _as_json_text(response)) == chat.derive(
+        request, response
+    )
 
 
 # --- derive against NeMo Gym -------------------------------------------------------------
@@ -1061,7 +1226,10 @@ OUR_REASSEMBLY_DIFFERENCES = {
             value,
             "Gym drops the partial reconstruction when the app raises mid-stream; we keep it",
         )
-        for field, value in [("response_id", "chatcmpl-1"), ("reasoning_content", "Need the weather.")]
+        for field, value in [
+            ("response_id", "chatcmpl-1"),
+            ("reasoning_content", "Need the weather."),
+        ]
     },
     **{
         ("matrix/chat-sse-uppercase-ct", field): (
@@ -1077,7 +1245,10 @@ OUR_REASSEMBLY_DIFFERENCES = {
             ("tokens_total", 160),
             ("cached_tokens", 64),
             ("cache_hit", True),
-            ("tool_calls", [{"call_id": "call_1", "name": "get_weather", "arguments": {"city": "Paris"}}]),
+            (
+                "tool_calls",
+                [{"call_id": "call_1", "name": "get_weather", "arguments": {"city": "Paris"}}],
+            ),
             ("reasoning_content", "Need the weather."),
         ]
     },
@@ -1103,7 +1274,9 @@ def gym_chat_records() -> list[tuple[str, dict[str, Any]]]:
     return out
 
 
-def _compare(rollout: str, record: dict[str, Any], derived: Derived, allowed: dict[Any, Any]) -> tuple[int, int]:
+def _compare(
+    rollout: str, record: dict[str, Any], derived: Derived, allowed: dict[Any, Any]
+) -> tuple[int, int]:
     ours = msgspec.to_builtins(derived)
     same = different = 0
     for field in DERIVED_FIELDS:
@@ -1122,14 +1295,18 @@ def test_derive_matches_gym_on_every_chat_record(gym_reference_dir: Path) -> Non
     same = different = 0
     records = gym_chat_records()
     for rollout, record in records:
-        s, d = _compare(rollout, record, chat.derive(record["request"], record["response"]), GYM_DIFFERENCES)
+        s, d = _compare(
+            rollout, record, chat.derive(record["request"], record["response"]), GYM_DIFFERENCES
+        )
         same, different = same + s, different + d
     assert len(records) == 255
     assert (same, different) == (255 * 13 - 1, 1)
 
 
 def test_every_gym_chat_request_decodes_with_the_request_struct(gym_reference_dir: Path) -> None:
-    requests = [record["request"] for _, record in gym_chat_records() if record["request"] is not None]
+    requests = [
+        record["request"] for _, record in gym_chat_records() if record["request"] is not None
+    ]
     decoded = [msgspec.convert(request, chat.Request) for request in requests]
     assert len(decoded) == 255
     assert {d.model for d in decoded} == {"fake-model-1", None}
@@ -1143,7 +1320,9 @@ def test_our_reassembly_of_gym_streams_matches_gym_records(gym_reference_dir: Pa
             continue
         streams += 1
         response = reassemble_stream("chat", raw.encode())
-        s, d = _compare(rollout, record, chat.derive(record["request"], response), OUR_REASSEMBLY_DIFFERENCES)
+        s, d = _compare(
+            rollout, record, chat.derive(record["request"], response), OUR_REASSEMBLY_DIFFERENCES
+        )
         same, different = same + s, different + d
     assert streams == 23
     assert different == len(OUR_REASSEMBLY_DIFFERENCES)
@@ -1154,7 +1333,9 @@ _scalar = st.none() | st.booleans() | st.integers(-1, 2) | st.text(max_size=3)
 _hostile = (
     _scalar
     | st.lists(_scalar, max_size=2)
-    | st.dictionaries(st.sampled_from(["index", "id", "text", "content", "type"]), _scalar, max_size=2)
+    | st.dictionaries(
+        st.sampled_from(["index", "id", "text", "content", "type"]), _scalar, max_size=2
+    )
 )
 
 
@@ -1163,7 +1344,9 @@ def _optional(**fields: st.SearchStrategy[Any]) -> st.SearchStrategy[dict[str, A
 
 
 _function = _hostile | _optional(name=_hostile, arguments=_hostile)
-_tool_call = _hostile | _optional(index=st.integers(0, 2) | _hostile, id=_hostile, type=_hostile, function=_function)
+_tool_call = _hostile | _optional(
+    index=st.integers(0, 2) | _hostile, id=_hostile, type=_hostile, function=_function
+)
 _delta = _hostile | _optional(
     role=_hostile,
     content=_hostile,
@@ -1173,9 +1356,15 @@ _delta = _hostile | _optional(
     annotations=_hostile,
     audio=_hostile,
 )
-_logprobs = _hostile | st.dictionaries(st.sampled_from(["content", "refusal"]), _hostile, max_size=2)
+_logprobs = _hostile | st.dictionaries(
+    st.sampled_from(["content", "refusal"]), _hostile, max_size=2
+)
 _choice = _hostile | _optional(
-    index=st.integers(0, 2) | _hostile, delta=_delta, finish_reason=_hostile, logprobs=_logprobs, extra=_hostile
+    index=st.integers(0, 2) | _hostile,
+    delta=_delta,
+    finish_reason=_hostile,
+    logprobs=_logprobs,
+    extra=_hostile,
 )
 _hostile_chunk = _optional(
     id=_hostile,

@@ -19,18 +19,17 @@ import jsonschema
 import msgspec
 import pytest
 from anthropic.lib.streaming._beta_messages import accumulate_event
-from memory_tools import reassemble_in_chunks, traced_peak
-
-from conftest import CORPUS
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from schema_tools import reduce_schema_file, reduce_struct
 from syrupy.extensions.json import JSONSnapshotExtension
 
+from conftest import CORPUS
+from memory_tools import reassemble_in_chunks, traced_peak
 from model_call_capture.contracts import ToolCall
 from model_call_capture.dialects import messages
 from model_call_capture.dialects.base import Derived, StreamResult
 from model_call_capture.reassembly import StreamReassembler
+from schema_tools import reduce_schema_file, reduce_struct
 
 SCHEMA_PATH = "v1/dialects/anthropic-messages.schema.json"
 SCHEMA_FILE = Path(__file__).resolve().parents[2] / "schemas" / SCHEMA_PATH
@@ -64,14 +63,18 @@ def sdk_message(body: bytes) -> dict[str, Any]:
         return httpx2.Response(200, headers={"content-type": "text/event-stream"}, content=body)
 
     client = anthropic.Anthropic(
-        api_key="test", max_retries=0, http_client=httpx2.Client(transport=httpx2.MockTransport(handler))
+        api_key="test",
+        max_retries=0,
+        http_client=httpx2.Client(transport=httpx2.MockTransport(handler)),
     )
     with client.beta.messages.stream(
         model="claude-replay", max_tokens=16, messages=[{"role": "user", "content": "hi"}]
     ) as stream:
         for _ in stream:
             pass
-        return stream.get_final_message().model_dump(mode="json", by_alias=True, exclude_none=True, warnings=False)
+        return stream.get_final_message().model_dump(
+            mode="json", by_alias=True, exclude_none=True, warnings=False
+        )
 
 
 def sdk_accumulate(payloads: list[dict[str, Any]]) -> dict[str, Any]:
@@ -174,7 +177,11 @@ def delta(index: int, body: dict[str, Any]) -> dict[str, Any]:
 
 
 def message_delta(stop_reason: str, usage: dict[str, Any], **delta_fields: Any) -> dict[str, Any]:
-    return {"type": "message_delta", "delta": {"stop_reason": stop_reason, **delta_fields}, "usage": usage}
+    return {
+        "type": "message_delta",
+        "delta": {"stop_reason": stop_reason, **delta_fields},
+        "usage": usage,
+    }
 
 
 # --- agreement with the SDK on the recorded corpus --------------------------------------
@@ -209,7 +216,9 @@ def test_cut_tool_input_is_kept_as_raw_text(corpus_dir: Path) -> None:
     assert result.response is not None
     tool = result.response["content"][1]
     assert tool["input"] == {"_raw": "".join(fragments)}
-    assert tool["input"]["_raw"].startswith('{"filename": "taxes.txt", "lines_of_text": [\n"# COMPREHENSIVE')
+    assert tool["input"]["_raw"].startswith(
+        '{"filename": "taxes.txt", "lines_of_text": [\n"# COMPREHENSIVE'
+    )
     assert result.response["stop_reason"] == "max_tokens"
     assert result.dropped == ["block 1: tool input is not valid JSON; kept as _raw"]
     # The SDK returns a parsed object that hides the cut.
@@ -225,14 +234,21 @@ def test_spliced_message_start_keeps_the_message_that_finished(corpus_dir: Path)
         "role": "assistant",
         "content": [
             {"type": "thinking", "thinking": "Let me call the tool.", "signature": "sig-second"},
-            {"type": "tool_use", "id": "toolu_second", "name": "test-tool", "input": {"value": "Sparkle Day"}},
+            {
+                "type": "tool_use",
+                "id": "toolu_second",
+                "name": "test-tool",
+                "input": {"value": "Sparkle Day"},
+            },
         ],
         "model": "claude-3-haiku-20240307",
         "stop_reason": "tool_use",
         "stop_sequence": None,
         "usage": {"input_tokens": 17, "output_tokens": 65},
     }
-    assert result.dropped == ["message_start 'msg_second' replaced unfinished message 'msg_first' (2 blocks)"]
+    assert result.dropped == [
+        "message_start 'msg_second' replaced unfinished message 'msg_first' (2 blocks)"
+    ]
 
 
 def test_duplicate_message_start_is_ignored(corpus_dir: Path) -> None:
@@ -311,7 +327,7 @@ def test_cut_streams_keep_the_partial_message(name: str, corpus_dir: Path) -> No
         assert result.terminal is None
         assert result.response is not None
         assert result.response["id"] == full["id"]
-        for part, whole in zip(result.response["content"], full["content"]):
+        for part, whole in zip(result.response["content"], full["content"], strict=False):
             for key in ("text", "thinking"):
                 if key in whole:
                     assert whole[key].startswith(part[key])
@@ -348,10 +364,12 @@ def test_mutated_real_streams_never_raise(data: st.DataObject) -> None:
 def test_any_chunking_gives_the_same_result(data: st.DataObject) -> None:
     if not STREAMS:
         pytest.skip("corpus not found")
-    body = corpus_stream(data.draw(st.sampled_from(STREAMS), label="stream")).replace(b"\n", b"\r\n")
+    body = corpus_stream(data.draw(st.sampled_from(STREAMS), label="stream")).replace(
+        b"\n", b"\r\n"
+    )
     cuts = sorted(data.draw(st.lists(st.integers(0, len(body)), max_size=30), label="cuts"))
     reassembler = StreamReassembler("messages")
-    for start, end in zip([0, *cuts], [*cuts, len(body)]):
+    for start, end in zip([0, *cuts], [*cuts, len(body)], strict=False):
         reassembler.feed(body[start:end])
     assert reassembler.finish() == reassemble(body)
 
@@ -370,7 +388,12 @@ _json_value = st.recursive(
 def generated_message(draw: st.DrawFn) -> dict[str, Any]:
     """A final message with every streamable block kind, and random usage and stop fields."""
     blocks: list[dict[str, Any]] = []
-    for kind in draw(st.lists(st.sampled_from(["text", "thinking", "tool_use", "server_tool_use", "cited"]), max_size=5)):
+    for kind in draw(
+        st.lists(
+            st.sampled_from(["text", "thinking", "tool_use", "server_tool_use", "cited"]),
+            max_size=5,
+        )
+    ):
         n = len(blocks)
         if kind == "text":
             blocks.append({"type": "text", "text": draw(_text)})
@@ -378,18 +401,24 @@ def generated_message(draw: st.DrawFn) -> dict[str, Any]:
             citation = {"type": "char_location", "cited_text": draw(_text), "document_index": 0}
             blocks.append({"type": "text", "text": draw(_text), "citations": [citation]})
         elif kind == "thinking":
-            blocks.append({"type": "thinking", "thinking": draw(_text), "signature": draw(_text) or "sig"})
+            blocks.append(
+                {"type": "thinking", "thinking": draw(_text), "signature": draw(_text) or "sig"}
+            )
         else:
             prefix = "toolu" if kind == "tool_use" else "srvtoolu"
             arguments = draw(st.dictionaries(_text, _json_value, max_size=3))
-            blocks.append({"type": kind, "id": f"{prefix}_{n}", "name": f"tool_{n}", "input": arguments})
+            blocks.append(
+                {"type": kind, "id": f"{prefix}_{n}", "name": f"tool_{n}", "input": arguments}
+            )
     return {
         "id": "msg_" + draw(st.text("abcdef0123456789", min_size=1, max_size=8)),
         "type": "message",
         "role": "assistant",
         "model": draw(st.sampled_from(["claude-sonnet-4-5", "claude-opus-4-1"])),
         "content": blocks,
-        "stop_reason": draw(st.sampled_from(["end_turn", "tool_use", "max_tokens", "stop_sequence"])),
+        "stop_reason": draw(
+            st.sampled_from(["end_turn", "tool_use", "max_tokens", "stop_sequence"])
+        ),
         "stop_sequence": draw(st.none() | st.just("###")),
         "usage": {
             "input_tokens": draw(st.integers(0, 10**6)),
@@ -403,7 +432,7 @@ def generated_message(draw: st.DrawFn) -> dict[str, Any]:
 def split(draw: st.DrawFn, text: str) -> list[str]:
     """`text` cut into fragments at random places."""
     cuts = sorted(draw(st.lists(st.integers(0, len(text)), max_size=4)))
-    return [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)])]
+    return [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)], strict=False)]
 
 
 @st.composite
@@ -425,19 +454,25 @@ def events_of(draw: st.DrawFn, message: dict[str, Any]) -> list[dict[str, Any]]:
             events.append(block_start(index, {"type": "thinking", "thinking": "", "signature": ""}))
             for fragment in split(draw, block["thinking"]):
                 events.append(delta(index, {"type": "thinking_delta", "thinking": fragment}))
-            events.append(delta(index, {"type": "signature_delta", "signature": block["signature"]}))
+            events.append(
+                delta(index, {"type": "signature_delta", "signature": block["signature"]})
+            )
         else:
             events.append(block_start(index, {**block, "input": {}}))
             for fragment in split(draw, json.dumps(block["input"])):
                 events.append(delta(index, {"type": "input_json_delta", "partial_json": fragment}))
         events.append({"type": "content_block_stop", "index": index})
     delta_usage = {"output_tokens": usage["output_tokens"]}
-    events.append(message_delta(message["stop_reason"], delta_usage, stop_sequence=message["stop_sequence"]))
+    events.append(
+        message_delta(message["stop_reason"], delta_usage, stop_sequence=message["stop_sequence"])
+    )
     events.append(STOP)
     return events
 
 
-def frame(events: list[dict[str, Any]], *, named: bool, crlf: bool, pad: bool, final_blank: bool) -> bytes:
+def frame(
+    events: list[dict[str, Any]], *, named: bool, crlf: bool, pad: bool, final_blank: bool
+) -> bytes:
     """SSE bytes of `events` in one of the framings seen on the wire."""
     parts = []
     for event in events:
@@ -458,7 +493,9 @@ def frame(events: list[dict[str, Any]], *, named: bool, crlf: bool, pad: bool, f
 def test_generated_streams_match_ground_truth_and_sdk(data: st.DataObject) -> None:
     message = data.draw(generated_message(), label="message")
     events = data.draw(events_of(message), label="events")
-    framing = {key: data.draw(st.booleans(), label=key) for key in ("named", "crlf", "pad", "final_blank")}
+    framing = {
+        key: data.draw(st.booleans(), label=key) for key in ("named", "crlf", "pad", "final_blank")
+    }
     result = reassemble(frame(events, **framing))
     assert result.terminal == "complete"
     assert result.dropped == []
@@ -480,13 +517,20 @@ def test_signature_deltas_are_appended() -> None:
     ]
     result = reassemble(sse(*events))
     assert result.response is not None
-    assert result.response["content"] == [{"type": "thinking", "thinking": "Hmm.", "signature": "AAABBB"}]
+    assert result.response["content"] == [
+        {"type": "thinking", "thinking": "Hmm.", "signature": "AAABBB"}
+    ]
     # The SDK replaces: only the last fragment survives.
     assert sdk_accumulate(events)["content"][0]["signature"] == "BBB"
 
 
 def test_events_without_event_lines_are_used() -> None:
-    events = [START, block_start(0, {"type": "text", "text": ""}), delta(0, {"type": "text_delta", "text": "Hi"}), STOP]
+    events = [
+        START,
+        block_start(0, {"type": "text", "text": ""}),
+        delta(0, {"type": "text_delta", "text": "Hi"}),
+        STOP,
+    ]
     named, data_only = reassemble(sse(*events)), reassemble(sse(*events, named=False))
     assert data_only == named
     assert data_only.terminal == "complete"
@@ -540,7 +584,12 @@ def test_broken_tool_json_is_kept_raw() -> None:
     result = reassemble(sse(*events))
     assert result.response is not None
     assert result.response["content"] == [
-        {"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": {"_raw": '{"city":Par'}}
+        {
+            "type": "tool_use",
+            "id": "toolu_1",
+            "name": "get_weather",
+            "input": {"_raw": '{"city":Par'},
+        }
     ]
     assert result.dropped == ["block 0: tool input is not valid JSON; kept as _raw"]
     with pytest.raises(ValueError, match="Unable to parse tool parameter JSON"):
@@ -587,12 +636,20 @@ def test_state_memory_grows_with_the_text_not_with_the_number_of_deltas() -> Non
     events += [block_start(index, block) for index, block in enumerate(blocks)]
     events.append(delta(2, {"type": "input_json_delta", "partial_json": '{"a":"'}))
     lines = [f"event: {event['type']}\ndata: {json.dumps(event)}\n\n" for event in events]
-    kinds = ('"thinking_delta","thinking"', '"text_delta","text"', '"input_json_delta","partial_json"')
+    kinds = (
+        '"thinking_delta","thinking"',
+        '"text_delta","text"',
+        '"input_json_delta","partial_json"',
+    )
     for i in range(count):
         kind, field = kinds[i % 3].split(",")
         data = f'{{"type":"content_block_delta","index":{i % 3},"delta":{{"type":{kind},{field}:" w{i % 1000:03d}"}}}}'
         lines.append(f"event: content_block_delta\ndata: {data}\n\n")
-    tail = [delta(2, {"type": "input_json_delta", "partial_json": '"}'}), message_delta("end_turn", {}), STOP]
+    tail = [
+        delta(2, {"type": "input_json_delta", "partial_json": '"}'}),
+        message_delta("end_turn", {}),
+        STOP,
+    ]
     lines += [f"event: {event['type']}\ndata: {json.dumps(event)}\n\n" for event in tail]
     body = "".join(lines).encode()
     assert len(body) > 19_000_000
@@ -615,7 +672,11 @@ def test_usage_merge_and_message_delta_fields() -> None:
             START,
             {
                 "type": "message_delta",
-                "delta": {"stop_reason": "stop_sequence", "stop_sequence": "###", "container": None},
+                "delta": {
+                    "stop_reason": "stop_sequence",
+                    "stop_sequence": "###",
+                    "container": None,
+                },
                 "usage": {"output_tokens": 7, "input_tokens": 12, "cache_read_input_tokens": None},
                 "context_management": {"applied_edits": []},
             },
@@ -627,7 +688,11 @@ def test_usage_merge_and_message_delta_fields() -> None:
     assert result.response["stop_sequence"] == "###"
     assert result.response["container"] is None
     assert result.response["context_management"] == {"applied_edits": []}
-    assert result.response["usage"] == {"input_tokens": 12, "cache_read_input_tokens": 5, "output_tokens": 7}
+    assert result.response["usage"] == {
+        "input_tokens": 12,
+        "cache_read_input_tokens": 5,
+        "output_tokens": 7,
+    }
 
 
 def test_unknown_event_block_and_delta_types() -> None:
@@ -650,11 +715,17 @@ def test_unknown_event_block_and_delta_types() -> None:
         "unknown delta type 'hologram_delta' for block 0 merged by field name",
     ]
     future = {**START["message"], "content": [{"type": "hologram", "frames": "x"}]}
-    assert messages.decode_message(json.dumps(future)).content == [{"type": "hologram", "frames": "x"}]
+    assert messages.decode_message(json.dumps(future)).content == [
+        {"type": "hologram", "frames": "x"}
+    ]
     unknown = messages.decode_event(json.dumps(delta(0, {"type": "hologram_delta", "frames": "x"})))
     assert unknown == messages.UnknownEvent(
         type="content_block_delta",
-        payload={"type": "content_block_delta", "index": 0, "delta": {"type": "hologram_delta", "frames": "x"}},
+        payload={
+            "type": "content_block_delta",
+            "index": 0,
+            "delta": {"type": "hologram_delta", "frames": "x"},
+        },
     )
 
 
@@ -665,13 +736,20 @@ def test_events_out_of_order_are_noted() -> None:
             block_start(0, {"type": "tool_use", "id": "toolu_1", "name": "f", "input": {}}),
             delta(0, {"type": "text_delta", "text": "wrong block"}),
             block_start(0, {"type": "text", "text": "again"}),
-            ("content_block_start", '{"type":"content_block_start","index":"x","content_block":{}}'),
+            (
+                "content_block_start",
+                '{"type":"content_block_start","index":"x","content_block":{}}',
+            ),
             ("ping", "not json"),
             ("content_block_delta", "[1, 2]"),
         )
     )
     assert result.truncated is True
-    assert result.response == {"type": "message", "role": "assistant", "content": [{"type": "text", "text": "again"}]}
+    assert result.response == {
+        "type": "message",
+        "role": "assistant",
+        "content": [{"type": "text", "text": "again"}],
+    }
     assert result.dropped == [
         "text_delta for unknown block 0",
         "text delta for tool_use block 0",
@@ -710,7 +788,10 @@ def test_event_name_error_wins_over_a_delta_payload_and_odd_starts_are_noted() -
 
 def test_prefilled_content_in_message_start_is_kept() -> None:
     prefilled = {"type": "tool_use", "id": "toolu_1", "name": "rollDie", "input": {"player": "p2"}}
-    start = {**START, "message": {**START["message"], "content": [prefilled], "stop_reason": "tool_use"}}
+    start = {
+        **START,
+        "message": {**START["message"], "content": [prefilled], "stop_reason": "tool_use"},
+    }
     result = reassemble(sse(start, STOP))
     assert result.response is not None
     assert result.response["content"] == [prefilled]
@@ -780,7 +861,9 @@ def _as_json_text(body: Any) -> Any:
 
 
 # derive takes a decoded body or its JSON text; both must give the same facts.
-FORMS = pytest.mark.parametrize("form", [lambda body: body, _as_json_text], ids=["dict", "json text"])
+FORMS = pytest.mark.parametrize(
+    "form", [lambda body: body, _as_json_text], ids=["dict", "json text"]
+)
 
 
 @FORMS
@@ -791,12 +874,22 @@ def test_derive_folds_cache_tokens_into_tokens_in(form: Any) -> None:
         "stop_reason": "tool_use",
         "content": [
             {"type": "thinking", "thinking": "First.", "signature": "s"},
-            {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {"query": "x"}},
+            {
+                "type": "server_tool_use",
+                "id": "srvtoolu_1",
+                "name": "web_search",
+                "input": {"query": "x"},
+            },
             {"type": "tool_use", "id": "toolu_1", "name": "f", "input": {"_raw": '{"a":'}},
             {"type": "redacted_thinking", "data": "opaque"},
             {"type": "thinking", "thinking": "Second.", "signature": "t"},
         ],
-        "usage": {"input_tokens": 20, "cache_read_input_tokens": 70, "cache_creation_input_tokens": 30, "output_tokens": 40},
+        "usage": {
+            "input_tokens": 20,
+            "cache_read_input_tokens": 70,
+            "cache_creation_input_tokens": 30,
+            "output_tokens": 40,
+        },
     }
     assert messages.derive(form({"model": "alias"}), form(response)) == Derived(
         response_id="msg_1",
@@ -819,15 +912,26 @@ def test_derive_folds_cache_tokens_into_tokens_in(form: Any) -> None:
     ("usage", "expected"),
     [
         ({"input_tokens": 5, "output_tokens": 2}, (5, 2, 7, None, None, None)),
-        ({"input_tokens": 5, "output_tokens": 2, "cache_read_input_tokens": 0}, (5, 2, 7, 0, False, None)),
+        (
+            {"input_tokens": 5, "output_tokens": 2, "cache_read_input_tokens": 0},
+            (5, 2, 7, 0, False, None),
+        ),
         ({"input_tokens": -1, "output_tokens": 2}, (None, 2, None, None, None, None)),
         ({"input_tokens": 5.0, "output_tokens": True}, (None, None, None, None, None, None)),
-        ({"input_tokens": 5, "output_tokens": 2, "cache_read_input_tokens": "3"}, (None, 2, None, None, None, None)),
-        ({"input_tokens": 5, "output_tokens": 2, "cache_creation_input_tokens": -4}, (None, 2, None, None, None, None)),
+        (
+            {"input_tokens": 5, "output_tokens": 2, "cache_read_input_tokens": "3"},
+            (None, 2, None, None, None, None),
+        ),
+        (
+            {"input_tokens": 5, "output_tokens": 2, "cache_creation_input_tokens": -4},
+            (None, 2, None, None, None, None),
+        ),
     ],
 )
 @FORMS
-def test_derive_rejects_bad_counts(usage: dict[str, Any], expected: tuple[Any, ...], form: Any) -> None:
+def test_derive_rejects_bad_counts(
+    usage: dict[str, Any], expected: tuple[Any, ...], form: Any
+) -> None:
     derived = messages.derive(None, form({"usage": usage}))
     assert (
         derived.tokens_in,
@@ -839,20 +943,39 @@ def test_derive_rejects_bad_counts(usage: dict[str, Any], expected: tuple[Any, .
     ) == expected
 
 
-@pytest.mark.parametrize("response", [None, {}, [], "text", {"usage": [1], "content": "x", "id": 3, "model": ""}])
+@pytest.mark.parametrize(
+    "response", [None, {}, [], "text", {"usage": [1], "content": "x", "id": 3, "model": ""}]
+)
 @FORMS
 def test_derive_never_raises(response: Any, form: Any) -> None:
     assert messages.derive(form({"model": "claude-x"}), form(response)) == Derived(model="claude-x")
 
 
 _keys = st.sampled_from(
-    ["id", "model", "stop_reason", "usage", "content", "type", "name", "input", "thinking", "input_tokens",
-     "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"]
+    [
+        "id",
+        "model",
+        "stop_reason",
+        "usage",
+        "content",
+        "type",
+        "name",
+        "input",
+        "thinking",
+        "input_tokens",
+        "output_tokens",
+        "cache_read_input_tokens",
+        "cache_creation_input_tokens",
+    ]
 )
 # Values a JSON text can hold: no NaN, no infinity (json.dumps would write `Infinity`, which
 # no reader accepts, so the text and the dict forms could not agree).
 _json_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=5),
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=5),
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_keys, inner, max_size=4),
     max_leaves=20,
 )
@@ -863,7 +986,9 @@ _json_values = st.recursive(
     request_body=st.none() | st.dictionaries(_keys, _json_values, max_size=3),
     response=st.none() | st.dictionaries(_keys, _json_values, max_size=5),
 )
-def test_derive_from_json_text_equals_derive_from_the_dicts(request_body: Any, response: Any) -> None:
+def test_derive_from_json_text_equals_derive_from_the_dicts(
+    request_body: Any, response: Any
+) -> None:
     assert messages.derive(_as_json_text(request_body), _as_json_text(response)) == messages.derive(
         request_body, response
     )
@@ -892,7 +1017,10 @@ STRUCTS = {
 def test_schema_is_valid_and_self_describing() -> None:
     document = schema()
     jsonschema.Draft202012Validator.check_schema(document)
-    assert document["$id"] == "https://model-call-capture.dev/schemas/v1/dialects/anthropic-messages.schema.json"
+    assert (
+        document["$id"]
+        == "https://model-call-capture.dev/schemas/v1/dialects/anthropic-messages.schema.json"
+    )
     missing = [
         f"{name}.{prop}"
         for name, definition in document["$defs"].items()
@@ -910,11 +1038,13 @@ def test_struct_agrees_with_schema(name: str) -> None:
 
 
 def test_unions_agree_with_schema() -> None:
-    assert reduce_struct(messages.StreamEvent) == reduce_schema_file(SCHEMA_PATH, "#/$defs/StreamEvent")
-    tags = {name: t.__struct_config__.tag for name, t in STRUCTS.items() if t.__struct_config__.tag}
-    assert set(messages.KNOWN_BLOCK_TYPES) | set(messages.KNOWN_DELTA_TYPES) | set(messages.KNOWN_EVENT_TYPES) == set(
-        tags.values()
+    assert reduce_struct(messages.StreamEvent) == reduce_schema_file(
+        SCHEMA_PATH, "#/$defs/StreamEvent"
     )
+    tags = {name: t.__struct_config__.tag for name, t in STRUCTS.items() if t.__struct_config__.tag}
+    assert set(messages.KNOWN_BLOCK_TYPES) | set(messages.KNOWN_DELTA_TYPES) | set(
+        messages.KNOWN_EVENT_TYPES
+    ) == set(tags.values())
 
 
 @pytest.mark.parametrize("name", STREAMS[::3])
@@ -937,4 +1067,3 @@ def test_schema_is_open_where_the_structs_are() -> None:
     assert not events.is_valid(block_start(0, {"type": "tool_use", "name": "f"}))
     assert not message.is_valid({**START["message"], "content": [{"type": "text"}]})
     assert not message.is_valid({**START["message"], "content": [{"no": "type"}]})
-

@@ -12,6 +12,7 @@ References used as oracles, never the code under test:
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import random
 import re
@@ -29,15 +30,13 @@ from hypothesis import strategies as st
 from syrupy.assertion import SnapshotAssertion
 from syrupy.extensions.json import JSONSnapshotExtension
 
+from conftest import CORPUS, GYM_REFERENCE, REPO
+from memory_tools import traced_peak
 from model_call_capture.contracts import ToolCall
 from model_call_capture.dialects import responses as R
 from model_call_capture.dialects.base import Derived
 from model_call_capture.reassembly import StreamReassembler, StreamResult, reassemble_stream
 from model_call_capture.sse import SseEvent
-
-from memory_tools import traced_peak
-
-from conftest import CORPUS, GYM_REFERENCE, REPO
 from schema_tools import reduce_schema_file, reduce_struct
 
 STREAMS = sorted(CORPUS.glob("streams/responses/*.sse"))
@@ -223,7 +222,9 @@ def sdk_replay(body: bytes) -> tuple[Any, list[Any]]:
         return httpx2.Response(200, headers={"content-type": "text/event-stream"}, content=body)
 
     http = httpx2.Client(transport=httpx2.MockTransport(handler))
-    client = openai.OpenAI(api_key="test", base_url="http://model.test/v1", http_client=http, max_retries=0)
+    client = openai.OpenAI(
+        api_key="test", base_url="http://model.test/v1", http_client=http, max_retries=0
+    )
     seen: list[Any] = []
     try:
         with warnings.catch_warnings():
@@ -233,7 +234,7 @@ def sdk_replay(body: bytes) -> tuple[Any, list[Any]]:
                 for event in stream:
                     seen.append(event)
                 return stream.get_final_response(), seen
-    except Exception as exc:  # noqa: BLE001 - the SDK's failure is what some tests check
+    except Exception as exc:
         return exc, seen
     finally:
         http.close()
@@ -270,7 +271,7 @@ def test_every_corpus_event_decodes_with_the_event_union() -> None:
     seen_types: set[str] = set()
     count = 0
     for path in STREAMS:
-        for name, data in wire_events(path.read_bytes()):
+        for _name, data in wire_events(path.read_bytes()):
             event = R.decode_event(json.dumps(data))
             assert not isinstance(event, R.UnknownEvent), (path.name, data.get("type"))
             seen_types.add(data["type"])
@@ -305,15 +306,17 @@ def test_every_corpus_json_body_decodes_as_response(path: Path) -> None:
 
 
 def test_unknown_fields_and_future_event_types_decode() -> None:
-    event = R.decode_event(b'{"type":"response.output_text.delta","output_index":0,"delta":"a","brand_new":{"x":1}}')
+    event = R.decode_event(
+        b'{"type":"response.output_text.delta","output_index":0,"delta":"a","brand_new":{"x":1}}'
+    )
     assert event == R.ResponseTextDeltaEvent(output_index=0, delta="a")
-    assert R.decode_event(b'{"type":"response.teleport.started","sequence_number":4}') == R.UnknownEvent(
-        type="response.teleport.started"
-    )
+    assert R.decode_event(
+        b'{"type":"response.teleport.started","sequence_number":4}'
+    ) == R.UnknownEvent(type="response.teleport.started")
     assert R.decode_event(b'{"error":{"message":"Groq body without type"}}') == R.UnknownEvent()
-    assert R.decode_event(b'{"type":"keepalive","sequence_number":466}') == R.ResponseKeepaliveEvent(
-        sequence_number=466
-    )
+    assert R.decode_event(
+        b'{"type":"keepalive","sequence_number":466}'
+    ) == R.ResponseKeepaliveEvent(sequence_number=466)
 
 
 def test_a_known_event_with_the_wrong_shape_is_rejected_like_the_schema_does() -> None:
@@ -338,7 +341,10 @@ def test_event_union_agrees_with_the_schema() -> None:
 def test_schema_document() -> None:
     schema = json.loads(SCHEMA_PATH.read_text())
     jsonschema.Draft202012Validator.check_schema(schema)
-    assert schema["$id"] == "https://model-call-capture.dev/schemas/v1/dialects/openai-responses.schema.json"
+    assert (
+        schema["$id"]
+        == "https://model-call-capture.dev/schemas/v1/dialects/openai-responses.schema.json"
+    )
     assert schema["title"] == "OpenAIResponses"
     assert schema["examples"]
     undocumented = [
@@ -425,7 +431,9 @@ def test_corpus_stream_agrees_with_the_sdk(path: Path, snapshot_json: SnapshotAs
     assert ours.response == wire
     sdk, yielded = sdk_replay(body)
     if path.stem in SDK_FAILS:
-        assert isinstance(sdk, Exception), "the SDK learned to handle this stream: move it out of SDK_FAILS"
+        assert isinstance(sdk, Exception), (
+            "the SDK learned to handle this stream: move it out of SDK_FAILS"
+        )
         reference = facts(wire)
     elif path.stem in SDK_INCOMPLETE:
         assert isinstance(sdk, RuntimeError)
@@ -436,7 +444,10 @@ def test_corpus_stream_agrees_with_the_sdk(path: Path, snapshot_json: SnapshotAs
         assert ours.terminal == "complete"
         reference = facts(sdk_dict(sdk))
     assert facts(ours.response) == reference
-    assert _digest({"terminal": ours.terminal, "error": ours.error, "response": ours.response}) == snapshot_json
+    assert (
+        _digest({"terminal": ours.terminal, "error": ours.error, "response": ours.response})
+        == snapshot_json
+    )
 
 
 def test_sdk_agreement_counts() -> None:
@@ -476,7 +487,9 @@ def _blocks(body: bytes) -> list[bytes]:
 
 
 @pytest.mark.parametrize("path", STREAMS, ids=_id)
-def test_cut_stream_keeps_the_partial_reconstruction(path: Path, snapshot_json: SnapshotAssertion) -> None:
+def test_cut_stream_keeps_the_partial_reconstruction(
+    path: Path, snapshot_json: SnapshotAssertion
+) -> None:
     body = path.read_bytes()
     blocks = _blocks(body)
     terminal_at = next(
@@ -488,7 +501,9 @@ def test_cut_stream_keeps_the_partial_reconstruction(path: Path, snapshot_json: 
         keep = max(1, int(terminal_at * fraction))
         prefix = b"".join(blocks[:keep])
         result = reassemble(prefix, chunk=97)
-        expected_terminal = "error" if path.stem == "vercel-ai--openai-error.1" and keep > 2 else None
+        expected_terminal = (
+            "error" if path.stem == "vercel-ai--openai-error.1" and keep > 2 else None
+        )
         assert result.terminal == expected_terminal
         assert result.truncated is (expected_terminal is None)
         assert result.response is not None
@@ -496,10 +511,16 @@ def test_cut_stream_keeps_the_partial_reconstruction(path: Path, snapshot_json: 
         assert our_delta_view(result.response) == delta_facts(wire_events(prefix)), keep
         if fraction == 0.5:
             # Half way to its terminal event, items are still open: the reconstruction, for review.
-            halfway = {"terminal": result.terminal, "dropped": result.dropped, "response": result.response}
+            halfway = {
+                "terminal": result.terminal,
+                "dropped": result.dropped,
+                "response": result.response,
+            }
     assert _digest(halfway) == snapshot_json
     # Byte-level cuts, inside events: never raises, still a partial object once an envelope arrived.
-    first = next(i for i, block in enumerate(blocks) if re.search(rb'"response\.(created|queued)"', block))
+    first = next(
+        i for i, block in enumerate(blocks) if re.search(rb'"response\.(created|queued)"', block)
+    )
     envelope_end = len(b"".join(blocks[: first + 1]))
     for cut in range(envelope_end, len(body) - 1, max(1, len(body) // 7)):
         result = reassemble(body[:cut])
@@ -511,7 +532,13 @@ def test_cut_stream_keeps_the_partial_reconstruction(path: Path, snapshot_json: 
 
 
 def _sse(
-    events: list[dict[str, Any]], *, data_only: bool, crlf: bool, keepalive: bool, done: bool, space: str = " "
+    events: list[dict[str, Any]],
+    *,
+    data_only: bool,
+    crlf: bool,
+    keepalive: bool,
+    done: bool,
+    space: str = " ",
 ) -> bytes:
     nl = "\r\n" if crlf else "\n"
     out = [f": keep-alive{nl}{nl}" if keepalive else ""]
@@ -535,9 +562,17 @@ def _message(index: int, chunks: list[str], refusal: bool) -> tuple[Events, dict
     """Events and final item of a message streaming one text (or refusal) part."""
     at = {"item_id": f"it_{index}", "output_index": index, "content_index": 0}
     kind, field = ("refusal", "refusal") if refusal else ("output_text", "text")
-    empty: dict[str, Any] = {"type": kind, field: ""} if refusal else {"type": kind, field: "", "annotations": []}
+    empty: dict[str, Any] = (
+        {"type": kind, field: ""} if refusal else {"type": kind, field: "", "annotations": []}
+    )
     part = {**empty, field: "".join(chunks)}
-    added = {"id": at["item_id"], "type": "message", "role": "assistant", "status": "in_progress", "content": []}
+    added = {
+        "id": at["item_id"],
+        "type": "message",
+        "role": "assistant",
+        "status": "in_progress",
+        "content": [],
+    }
     stem = "response.refusal" if refusal else "response.output_text"
     logprobs: dict[str, Any] = {} if refusal else {"logprobs": []}
     events: Events = [
@@ -554,12 +589,21 @@ def _call(index: int, arguments: str, cuts: list[int]) -> tuple[Events, dict[str
     """Events and final item of a function call whose arguments arrive cut at `cuts`."""
     at = {"item_id": f"it_{index}", "output_index": index}
     bounds = [0, *sorted(cuts), len(arguments)]
-    pieces = [arguments[a:b] for a, b in zip(bounds, bounds[1:]) if arguments[a:b]]
-    added = {"id": at["item_id"], "type": "function_call", "call_id": f"call_{index}", "name": "get_weather",
-             "arguments": "", "status": "in_progress"}
+    pieces = [arguments[a:b] for a, b in itertools.pairwise(bounds) if arguments[a:b]]
+    added = {
+        "id": at["item_id"],
+        "type": "function_call",
+        "call_id": f"call_{index}",
+        "name": "get_weather",
+        "arguments": "",
+        "status": "in_progress",
+    }
     events: Events = [
         {"type": "response.output_item.added", "output_index": index, "item": added},
-        *({"type": "response.function_call_arguments.delta", **at, "delta": piece} for piece in pieces),
+        *(
+            {"type": "response.function_call_arguments.delta", **at, "delta": piece}
+            for piece in pieces
+        ),
         {"type": "response.function_call_arguments.done", **at, "arguments": arguments},
     ]
     return events, {**added, "arguments": arguments, "status": "completed"}
@@ -572,8 +616,15 @@ def _reasoning(index: int, chunks: list[str]) -> tuple[Events, dict[str, Any]]:
     added = {"id": at["item_id"], "type": "reasoning", "summary": []}
     events: Events = [
         {"type": "response.output_item.added", "output_index": index, "item": added},
-        {"type": "response.reasoning_summary_part.added", **at, "part": {"type": "summary_text", "text": ""}},
-        *({"type": "response.reasoning_summary_text.delta", **at, "delta": chunk} for chunk in chunks),
+        {
+            "type": "response.reasoning_summary_part.added",
+            **at,
+            "part": {"type": "summary_text", "text": ""},
+        },
+        *(
+            {"type": "response.reasoning_summary_text.delta", **at, "delta": chunk}
+            for chunk in chunks
+        ),
         {"type": "response.reasoning_summary_text.done", **at, "text": part["text"]},
         {"type": "response.reasoning_summary_part.done", **at, "part": part},
     ]
@@ -597,17 +648,26 @@ def generated_stream(draw: st.DrawFn) -> Stream:
         {"type": "response.in_progress", "response": envelope},
     ]
     items = []
-    kinds = draw(st.lists(st.sampled_from(["message", "refusal", "call", "reasoning"]), min_size=1, max_size=4))
+    kinds = draw(
+        st.lists(
+            st.sampled_from(["message", "refusal", "call", "reasoning"]), min_size=1, max_size=4
+        )
+    )
     for index, kind in enumerate(kinds):
         if kind in ("message", "refusal"):
             item_events, item = _message(index, draw(texts), refusal=kind == "refusal")
         elif kind == "call":
-            arguments = json.dumps({"city": draw(st.text(max_size=6)), "n": draw(st.integers(-5, 5))})
+            arguments = json.dumps(
+                {"city": draw(st.text(max_size=6)), "n": draw(st.integers(-5, 5))}
+            )
             cuts = draw(st.lists(st.integers(1, len(arguments) - 1), max_size=4))
             item_events, item = _call(index, arguments, cuts)
         else:
             item_events, item = _reasoning(index, draw(texts))
-        events += [*item_events, {"type": "response.output_item.done", "output_index": index, "item": item}]
+        events += [
+            *item_events,
+            {"type": "response.output_item.done", "output_index": index, "item": item},
+        ]
         items.append(item)
     cached, reasoning_tokens = draw(st.integers(0, 50)), draw(st.integers(0, 50))
     usage = {
@@ -635,7 +695,9 @@ framing = st.fixed_dictionaries(
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(stream=generated_stream(), frame=framing, chunk=st.integers(0, 64))
-def test_generated_streams_agree_with_the_sdk(stream: Stream, frame: dict[str, bool], chunk: int) -> None:
+def test_generated_streams_agree_with_the_sdk(
+    stream: Stream, frame: dict[str, bool], chunk: int
+) -> None:
     events, final = stream
     body = _sse(events, **frame)
     ours = reassemble(body, chunk)
@@ -675,7 +737,14 @@ def ev(data: Any, event: str = "") -> SseEvent:
     return SseEvent(data if isinstance(data, bytes) else json.dumps(data).encode(), event)
 
 
-ENVELOPE = {"id": "resp_1", "object": "response", "status": "in_progress", "model": "m", "output": [], "usage": None}
+ENVELOPE = {
+    "id": "resp_1",
+    "object": "response",
+    "status": "in_progress",
+    "model": "m",
+    "output": [],
+    "usage": None,
+}
 CREATED = {"type": "response.created", "response": ENVELOPE}
 
 
@@ -684,7 +753,11 @@ def test_done_sentinel_with_odd_spacing() -> None:
     completed = {"type": "response.completed", "response": {**ENVELOPE, "status": "completed"}}
     body = f"data: {json.dumps(CREATED)}\n\ndata:{json.dumps(completed)}\n\ndata:   [DONE]\n\n".encode()
     result = reassemble(body)
-    assert (result.terminal, result.dropped, result.response) == ("complete", [], completed["response"])
+    assert (result.terminal, result.dropped, result.response) == (
+        "complete",
+        [],
+        completed["response"],
+    )
     assert isinstance(sdk_replay(body)[0], json.JSONDecodeError)
 
 
@@ -703,7 +776,14 @@ def test_out_of_order_and_garbage_events_are_noted_not_raised() -> None:
     result = feed_events(
         ev(b"not json"),
         ev(b"[1, 2]"),
-        ev({"type": "response.output_text.delta", "item_id": "m1", "output_index": 0, "delta": "Hi"}),
+        ev(
+            {
+                "type": "response.output_text.delta",
+                "item_id": "m1",
+                "output_index": 0,
+                "delta": "Hi",
+            }
+        ),
         ev(CREATED),
         ev({"type": "response.function_call_arguments.delta", "output_index": 1, "delta": 5}),
         ev({"type": "response.teleport.started"}),
@@ -720,9 +800,20 @@ def test_out_of_order_and_garbage_events_are_noted_not_raised() -> None:
         "response.output_text.delta without a usable output_index, index or text",
     ]
     assert result.response == {
-        "id": "resp_1", "object": "response", "status": "in_progress", "model": "m", "usage": None,
-        "output": [{"type": "message", "id": "m1", "role": "assistant", "status": "in_progress",
-                    "content": [{"type": "output_text", "text": "Hi", "annotations": []}]}],
+        "id": "resp_1",
+        "object": "response",
+        "status": "in_progress",
+        "model": "m",
+        "usage": None,
+        "output": [
+            {
+                "type": "message",
+                "id": "m1",
+                "role": "assistant",
+                "status": "in_progress",
+                "content": [{"type": "output_text", "text": "Hi", "annotations": []}],
+            }
+        ],
     }
     assert (result.terminal, result.truncated) == (None, True)
 
@@ -731,16 +822,35 @@ def test_a_delta_with_an_odd_unrelated_field_still_counts() -> None:
     """The typed decode rejects `logprobs: "n/a"`; the event is still used, from its JSON object."""
     result = feed_events(
         ev(CREATED),
-        ev({"type": "response.output_text.delta", "output_index": 0, "delta": "a", "logprobs": "n/a"}),
-        ev({"type": "response.output_text.delta", "output_index": 0, "delta": "b", "sequence_number": "7"}),
+        ev(
+            {
+                "type": "response.output_text.delta",
+                "output_index": 0,
+                "delta": "a",
+                "logprobs": "n/a",
+            }
+        ),
+        ev(
+            {
+                "type": "response.output_text.delta",
+                "output_index": 0,
+                "delta": "b",
+                "sequence_number": "7",
+            }
+        ),
         ev({"type": "response.output_text.delta", "output_index": 0, "delta": "c"}),
     )
     assert result.response is not None
-    assert result.response["output"][0]["content"] == [{"type": "output_text", "text": "abc", "annotations": []}]
+    assert result.response["output"][0]["content"] == [
+        {"type": "output_text", "text": "abc", "annotations": []}
+    ]
 
 
 def test_events_after_the_terminal_event() -> None:
-    completed = {"type": "response.completed", "response": {**CREATED["response"], "status": "completed", "output": []}}
+    completed = {
+        "type": "response.completed",
+        "response": {**CREATED["response"], "status": "completed", "output": []},
+    }
     late = {"type": "response.output_text.delta", "output_index": 0, "delta": "late"}
     result = feed_events(ev(CREATED), ev(completed), ev(b"[DONE]"), ev(late))
     assert result.terminal == "complete"
@@ -753,7 +863,12 @@ def test_completed_without_output_takes_the_items_seen() -> None:
     result = feed_events(
         ev(CREATED),
         ev({"type": "response.output_item.done", "output_index": 0, "item": item}),
-        ev({"type": "response.completed", "response": {"id": "resp_1", "status": "completed", "output": None}}),
+        ev(
+            {
+                "type": "response.completed",
+                "response": {"id": "resp_1", "status": "completed", "output": None},
+            }
+        ),
     )
     assert result.response == {"id": "resp_1", "status": "completed", "output": [item]}
 
@@ -783,19 +898,75 @@ def test_reasoning_and_refusal_deltas_are_kept_on_a_cut_stream() -> None:
     """The SDK's running snapshot drops these deltas; ours keeps them."""
     result = feed_events(
         ev(CREATED),
-        ev({"type": "response.output_item.added", "output_index": 0, "item": {"id": "rs", "type": "reasoning"}}),
-        ev({"type": "response.reasoning_summary_text.delta", "output_index": 0, "summary_index": 0, "delta": "Think"}),
-        ev({"type": "response.reasoning_summary_text.delta", "output_index": 0, "summary_index": 0, "delta": "ing"}),
-        ev({"type": "response.reasoning_text.delta", "output_index": 0, "content_index": 0, "delta": "raw"}),
-        ev({"type": "response.output_item.added", "output_index": 1, "item": {"id": "m", "type": "message"}}),
-        ev({"type": "response.refusal.delta", "output_index": 1, "content_index": 0, "delta": "No."}),
-        ev({"type": "response.output_item.added", "output_index": 2, "item": {"id": "ct", "type": "custom_tool_call"}}),
-        ev({"type": "response.custom_tool_call_input.delta", "output_index": 2, "delta": "*** Begin"}),
+        ev(
+            {
+                "type": "response.output_item.added",
+                "output_index": 0,
+                "item": {"id": "rs", "type": "reasoning"},
+            }
+        ),
+        ev(
+            {
+                "type": "response.reasoning_summary_text.delta",
+                "output_index": 0,
+                "summary_index": 0,
+                "delta": "Think",
+            }
+        ),
+        ev(
+            {
+                "type": "response.reasoning_summary_text.delta",
+                "output_index": 0,
+                "summary_index": 0,
+                "delta": "ing",
+            }
+        ),
+        ev(
+            {
+                "type": "response.reasoning_text.delta",
+                "output_index": 0,
+                "content_index": 0,
+                "delta": "raw",
+            }
+        ),
+        ev(
+            {
+                "type": "response.output_item.added",
+                "output_index": 1,
+                "item": {"id": "m", "type": "message"},
+            }
+        ),
+        ev(
+            {
+                "type": "response.refusal.delta",
+                "output_index": 1,
+                "content_index": 0,
+                "delta": "No.",
+            }
+        ),
+        ev(
+            {
+                "type": "response.output_item.added",
+                "output_index": 2,
+                "item": {"id": "ct", "type": "custom_tool_call"},
+            }
+        ),
+        ev(
+            {
+                "type": "response.custom_tool_call_input.delta",
+                "output_index": 2,
+                "delta": "*** Begin",
+            }
+        ),
     )
     assert result.response is not None
     assert result.response["output"] == [
-        {"id": "rs", "type": "reasoning", "summary": [{"type": "summary_text", "text": "Thinking"}],
-         "content": [{"type": "reasoning_text", "text": "raw"}]},
+        {
+            "id": "rs",
+            "type": "reasoning",
+            "summary": [{"type": "summary_text", "text": "Thinking"}],
+            "content": [{"type": "reasoning_text", "text": "raw"}],
+        },
         {"id": "m", "type": "message", "content": [{"type": "refusal", "refusal": "No."}]},
         {"id": "ct", "type": "custom_tool_call", "input": "*** Begin"},
     ]
@@ -809,7 +980,13 @@ def test_state_memory_grows_with_the_text_not_with_the_number_of_deltas() -> Non
     count = 114_000
     items = [
         {"type": "reasoning", "id": "rs_m", "summary": []},
-        {"type": "message", "id": "msg_m", "role": "assistant", "status": "in_progress", "content": []},
+        {
+            "type": "message",
+            "id": "msg_m",
+            "role": "assistant",
+            "status": "in_progress",
+            "content": [],
+        },
         {"type": "function_call", "id": "fc_m", "call_id": "call_m", "name": "f", "arguments": ""},
     ]
     lines = [f"event: response.created\ndata: {json.dumps(CREATED)}\n\n"]
@@ -817,7 +994,10 @@ def test_state_memory_grows_with_the_text_not_with_the_number_of_deltas() -> Non
         added = {"type": "response.output_item.added", "output_index": index, "item": item}
         lines.append(f"event: response.output_item.added\ndata: {json.dumps(added)}\n\n")
     kinds = (
-        ("response.reasoning_summary_text.delta", '"item_id":"rs_m","output_index":0,"summary_index":0'),
+        (
+            "response.reasoning_summary_text.delta",
+            '"item_id":"rs_m","output_index":0,"summary_index":0',
+        ),
         ("response.output_text.delta", '"item_id":"msg_m","output_index":1,"content_index":0'),
         ("response.function_call_arguments.delta", '"item_id":"fc_m","output_index":2'),
     )
@@ -860,7 +1040,9 @@ def test_mutated_real_streams_never_raise(index: int, seed: int) -> None:
         elif action == "delete":
             del body[position : position + rng.randint(1, 50)]
         elif action == "insert":
-            body[position:position] = rng.choice((b"\n\n", b"data: ", b"{", b"\xff", b'"type":"error"', b"\r"))
+            body[position:position] = rng.choice(
+                (b"\n\n", b"data: ", b"{", b"\xff", b'"type":"error"', b"\r")
+            )
         else:
             body[position:position] = body[position : position + rng.randint(1, 300)]
         if not body:
@@ -872,9 +1054,19 @@ def test_mutated_real_streams_never_raise(index: int, seed: int) -> None:
 # ------------------------------------------------------------------------ derive
 
 DERIVED_FIELDS = [
-    "response_id", "model", "response_status", "finish_reason", "tokens_in", "tokens_out",
-    "tokens_reasoning", "tokens_total", "cached_tokens", "cache_hit", "cache_creation_tokens",
-    "tool_calls", "reasoning_content",
+    "response_id",
+    "model",
+    "response_status",
+    "finish_reason",
+    "tokens_in",
+    "tokens_out",
+    "tokens_reasoning",
+    "tokens_total",
+    "cached_tokens",
+    "cache_hit",
+    "cache_creation_tokens",
+    "tool_calls",
+    "reasoning_content",
 ]
 
 
@@ -905,14 +1097,25 @@ GYM_STREAM_DIFFERENCES = {
     "matrix/responses-sse-error-nospace.expected.json": ("error", False, ["reasoning"], None),
     "matrix/responses-sse-error.expected.json": ("error", False, ["reasoning"], None),
     "matrix/responses-sse-truncated.expected.json": (
-        None, True, ["reasoning", "message", "function_call"], "Need the weather.",
+        None,
+        True,
+        ["reasoning", "message", "function_call"],
+        "Need the weather.",
     ),
     # The app raised after part of the stream: Gym recorded no response at all.
-    "matrix/responses-sse-raise-mid.expected.json": (None, True, ["reasoning"], "Need the weather."),
+    "matrix/responses-sse-raise-mid.expected.json": (
+        None,
+        True,
+        ["reasoning"],
+        "Need the weather.",
+    ),
     "timeline/tl-raise-mid.expected.json": (None, True, ["reasoning"], None),
     # `Content-Type: TEXT/EVENT-STREAM`: Gym did not parse it (capture_parse_error); it is a whole stream.
     "matrix/responses-sse-uppercase-ct.expected.json": (
-        "complete", False, ["reasoning", "message", "function_call"], "Need the weather.",
+        "complete",
+        False,
+        ["reasoning", "message", "function_call"],
+        "Need the weather.",
     ),
 }
 
@@ -942,7 +1145,9 @@ def test_reassembling_gyms_raw_streams() -> None:
 def test_derive_truncated_call_keeps_the_broken_arguments_raw() -> None:
     record = dict(gym_responses_records())["matrix/responses-sse-truncated.expected.json"]
     derived = R.derive(record["request"], reassemble(record["response_raw"].encode()).response)
-    assert derived.tool_calls == [ToolCall(call_id="call_1", name="get_weather", arguments={"_raw": '{"city":'})]
+    assert derived.tool_calls == [
+        ToolCall(call_id="call_1", name="get_weather", arguments={"_raw": '{"city":'})
+    ]
 
 
 def _as_json_text(body: Any) -> Any:
@@ -951,29 +1156,55 @@ def _as_json_text(body: Any) -> Any:
 
 
 # derive takes a decoded body or its JSON text; both must give the same facts.
-FORMS = pytest.mark.parametrize("form", [lambda body: body, _as_json_text], ids=["dict", "json text"])
+FORMS = pytest.mark.parametrize(
+    "form", [lambda body: body, _as_json_text], ids=["dict", "json text"]
+)
 
 
 @FORMS
 def test_derive_spelled_out(form: Any) -> None:
     response = {
-        "id": "resp_9", "model": "gpt-5", "status": "incomplete",
+        "id": "resp_9",
+        "model": "gpt-5",
+        "status": "incomplete",
         "incomplete_details": {"reason": "max_output_tokens"},
         "output": [
-            {"type": "reasoning",
-             "summary": [{"type": "summary_text", "text": "First."}, {"type": "summary_text", "text": "Second."}],
-             "content": [{"type": "reasoning_text", "text": "raw thought"}]},
+            {
+                "type": "reasoning",
+                "summary": [
+                    {"type": "summary_text", "text": "First."},
+                    {"type": "summary_text", "text": "Second."},
+                ],
+                "content": [{"type": "reasoning_text", "text": "raw thought"}],
+            },
             {"type": "function_call", "call_id": "c1", "name": "f", "arguments": '{"a": [1, 2]}'},
             {"type": "function_call", "call_id": "c2", "name": "g", "arguments": '{"a": '},
-            {"type": "custom_tool_call", "call_id": "c3", "name": "patch", "input": "*** Begin Patch"},
+            {
+                "type": "custom_tool_call",
+                "call_id": "c3",
+                "name": "patch",
+                "input": "*** Begin Patch",
+            },
             {"type": "message", "content": [{"type": "output_text", "text": "ignored"}]},
         ],
-        "usage": {"input_tokens": 100, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 30,
-                  "output_tokens_details": {"reasoning_tokens": 10}},
+        "usage": {
+            "input_tokens": 100,
+            "input_tokens_details": {"cached_tokens": 0},
+            "output_tokens": 30,
+            "output_tokens_details": {"reasoning_tokens": 10},
+        },
     }
     assert R.derive(form({"model": "asked-for"}), form(response)) == Derived(
-        response_id="resp_9", model="gpt-5", response_status="incomplete", finish_reason="max_output_tokens",
-        tokens_in=100, tokens_out=30, tokens_reasoning=10, tokens_total=130, cached_tokens=0, cache_hit=False,
+        response_id="resp_9",
+        model="gpt-5",
+        response_status="incomplete",
+        finish_reason="max_output_tokens",
+        tokens_in=100,
+        tokens_out=30,
+        tokens_reasoning=10,
+        tokens_total=130,
+        cached_tokens=0,
+        cache_hit=False,
         cache_creation_tokens=None,
         tool_calls=[
             ToolCall(call_id="c1", name="f", arguments={"a": [1, 2]}),
@@ -986,16 +1217,35 @@ def test_derive_spelled_out(form: Any) -> None:
 
 @FORMS
 def test_derive_bad_counts_are_null_and_nothing_is_double_counted(form: Any) -> None:
-    response = {"usage": {"input_tokens": -1, "output_tokens": 2.5, "total_tokens": True,
-                          "input_tokens_details": {"cached_tokens": "9"}, "output_tokens_details": None}}
+    response = {
+        "usage": {
+            "input_tokens": -1,
+            "output_tokens": 2.5,
+            "total_tokens": True,
+            "input_tokens_details": {"cached_tokens": "9"},
+            "output_tokens_details": None,
+        }
+    }
     assert R.derive(form({"model": "asked-for"}), form(response)) == Derived(model="asked-for")
-    cached = {"usage": {"input_tokens": 120, "input_tokens_details": {"cached_tokens": 64}, "output_tokens": 40}}
+    cached = {
+        "usage": {
+            "input_tokens": 120,
+            "input_tokens_details": {"cached_tokens": 64},
+            "output_tokens": 40,
+        }
+    }
     derived = R.derive(None, form(cached))
-    assert (derived.tokens_in, derived.cached_tokens, derived.tokens_total, derived.cache_hit) == (120, 64, 160, True)
+    assert (derived.tokens_in, derived.cached_tokens, derived.tokens_total, derived.cache_hit) == (
+        120,
+        64,
+        160,
+        True,
+    )
 
 
 @pytest.mark.parametrize(
-    "request_body, response", [(None, None), ([], "x"), ({"model": 3}, {"output": "nope", "usage": []})]
+    "request_body, response",
+    [(None, None), ([], "x"), ({"model": 3}, {"output": "nope", "usage": []})],
 )
 def test_derive_never_raises_on_odd_input(request_body: Any, response: Any) -> None:
     assert R.derive(request_body, response) == Derived()
@@ -1003,14 +1253,36 @@ def test_derive_never_raises_on_odd_input(request_body: Any, response: Any) -> N
 
 
 _keys = st.sampled_from(
-    ["output", "usage", "type", "summary", "content", "text", "arguments", "input", "call_id", "name", "id",
-     "model", "status", "incomplete_details", "reason", "input_tokens", "output_tokens", "input_tokens_details",
-     "cached_tokens"]
+    [
+        "output",
+        "usage",
+        "type",
+        "summary",
+        "content",
+        "text",
+        "arguments",
+        "input",
+        "call_id",
+        "name",
+        "id",
+        "model",
+        "status",
+        "incomplete_details",
+        "reason",
+        "input_tokens",
+        "output_tokens",
+        "input_tokens_details",
+        "cached_tokens",
+    ]
 )
 # Values a JSON text can hold: no NaN, no infinity (json.dumps would write `Infinity`, which
 # no reader accepts, so the text and the dict forms could not agree).
 _json_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=5),
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=5),
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_keys, inner, max_size=4),
     max_leaves=20,
 )
@@ -1021,11 +1293,17 @@ _json_values = st.recursive(
     request_body=st.none() | st.dictionaries(_keys, _json_values, max_size=3),
     response=st.none() | st.dictionaries(_keys, _json_values, max_size=5),
 )
-def test_derive_from_json_text_equals_derive_from_the_dicts(request_body: Any, response: Any) -> None:
-    assert R.derive(_as_json_text(request_body), _as_json_text(response)) == R.derive(request_body, response)
+def test_derive_from_json_text_equals_derive_from_the_dicts(
+    request_body: Any, response: Any
+) -> None:
+    assert R.derive(_as_json_text(request_body), _as_json_text(response)) == R.derive(
+        request_body, response
+    )
 
 
-def test_a_cut_shell_call_keeps_its_commands_in_index_order_whatever_order_they_arrived_in() -> None:
+def test_a_cut_shell_call_keeps_its_commands_in_index_order_whatever_order_they_arrived_in() -> (
+    None
+):
     body = (
         b'data: {"type":"response.output_item.added","output_index":0,"item":{"type":"shell_call","action":{}}}\n\n'
         b'data: {"type":"response.shell_call_command.delta","output_index":0,"command_index":1,"delta":"pwd"}\n\n'
@@ -1034,4 +1312,6 @@ def test_a_cut_shell_call_keeps_its_commands_in_index_order_whatever_order_they_
     )
     response = reassemble_stream("responses", body)
     assert response is not None
-    assert response["output"] == [{"type": "shell_call", "action": {"commands": ["ls", "pwd", "id"]}}]
+    assert response["output"] == [
+        {"type": "shell_call", "action": {"commands": ["ls", "pwd", "id"]}}
+    ]

@@ -15,11 +15,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from servers import RunningServer, serve
-
 from model_call_capture.contracts import CaptureConfig, CaptureLine
 from model_call_capture.middleware import CaptureMiddleware
 from model_call_capture.store import CaptureStore
+from servers import RunningServer, serve
 
 SERVER_NAME = "policy_model"
 CHAT_REPLY = json.dumps(
@@ -27,7 +26,9 @@ CHAT_REPLY = json.dumps(
         "id": "chatcmpl-1",
         "object": "chat.completion",
         "model": "m",
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": "ok"}, "finish_reason": "stop"}],
+        "choices": [
+            {"index": 0, "message": {"role": "assistant", "content": "ok"}, "finish_reason": "stop"}
+        ],
         "usage": {"prompt_tokens": 3, "completion_tokens": 1, "total_tokens": 4},
     },
     separators=(",", ":"),
@@ -57,7 +58,9 @@ def reply_app(
         step = max(1, -(-len(body) // chunks))
         pieces = [body[i : i + step] for i in range(0, len(body), step)] or [b""]
         for n, piece in enumerate(pieces):
-            await send({"type": "http.response.body", "body": piece, "more_body": n < len(pieces) - 1})
+            await send(
+                {"type": "http.response.body", "body": piece, "more_body": n < len(pieces) - 1}
+            )
 
     return app
 
@@ -81,7 +84,11 @@ def endless_sse_app(event: bytes, *, pause: float = 0.0) -> ASGIApp:
 
         listener = asyncio.ensure_future(listen())
         await send(
-            {"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"text/event-stream")]}
+            {
+                "type": "http.response.start",
+                "status": 200,
+                "headers": [(b"content-type", b"text/event-stream")],
+            }
         )
         try:
             while not gone.is_set():
@@ -107,7 +114,9 @@ class AckingStore(CaptureStore):
 
 def config_for(directory: Path, **overrides: Any) -> CaptureConfig:
     """Capture on, into `directory`."""
-    return CaptureConfig(observability_enabled=True, model_call_capture_dir=str(directory), **overrides)
+    return CaptureConfig(
+        observability_enabled=True, model_call_capture_dir=str(directory), **overrides
+    )
 
 
 @contextmanager
@@ -121,7 +130,11 @@ def capturing(
 ) -> Iterator[RunningServer]:
     """`app` behind the capture middleware on a real uvicorn server."""
     wrapped = CaptureMiddleware(
-        app, config=config_for(directory, **overrides), model_server_name=SERVER_NAME, store=store, redact=redact
+        app,
+        config=config_for(directory, **overrides),
+        model_server_name=SERVER_NAME,
+        store=store,
+        redact=redact,
     )
     with serve(wrapped) as server:
         yield server
@@ -153,9 +166,14 @@ def mounted(kind: str, target: Path, *options: str) -> Iterator[str | None]:
     """
     target.mkdir(parents=True, exist_ok=True)
     if kind == "tmpfs":
-        commands = [["mount", "-t", "tmpfs", "-o", ",".join(options) or "size=64k", "tmpfs", str(target)]]
+        commands = [
+            ["mount", "-t", "tmpfs", "-o", ",".join(options) or "size=64k", "tmpfs", str(target)]
+        ]
     else:
-        commands = [["mount", "--bind", str(target), str(target)], ["mount", "-o", "remount,bind,ro", str(target)]]
+        commands = [
+            ["mount", "--bind", str(target), str(target)],
+            ["mount", "-o", "remount,bind,ro", str(target)],
+        ]
     done = 0
     try:
         for command in commands:
@@ -172,4 +190,3 @@ def mounted(kind: str, target: Path, *options: str) -> Iterator[str | None]:
     finally:
         if done:
             subprocess.run(["umount", "-l", str(target)], capture_output=True)
-

@@ -58,5 +58,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         "|---|---|---:|---:|---:|---|",
     ]
     for f in _FIGURES:
-        lines.append(f"| {f.fault} | {f.injected} | {f.runs} | {f.captured} | {f.lost} | {f.user_sees} |")
+        lines.append(
+            f"| {f.fault} | {f.injected} | {f.runs} | {f.captured} | {f.lost} | {f.user_sees} |"
+        )
     Path(target).write_text("\n".join(lines) + "\n", encoding="utf-8")

@@ -51,7 +51,17 @@ def _run(root: Path, *, no_flock: bool) -> tuple[int, int, int, int, int]:
     procs, threads = 3, 3
     store = CaptureStore(root)
     writers = [
-        subprocess.Popen([sys.executable, "-c", _WRITER, str(root), f"proc{p}", str(count), "1" if no_flock else "0"])
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-c",
+                _WRITER,
+                str(root),
+                f"proc{p}",
+                str(count),
+                "1" if no_flock else "0",
+            ]
+        )
         for p in range(procs)
     ]
     errors: list[BaseException] = []
@@ -62,7 +72,9 @@ def _run(root: Path, *, no_flock: bool) -> tuple[int, int, int, int, int]:
     def write(name: str) -> None:
         try:
             for i in range(count):
-                line = CaptureLine(model_call_id=f"{name}-{i}", request={"pad": _pad(f"{name}-{i}")})
+                line = CaptureLine(
+                    model_call_id=f"{name}-{i}", request={"pad": _pad(f"{name}-{i}")}
+                )
                 store.append("shared", line)
                 store.append(f"own-{name}", line)
         except BaseException as exc:
@@ -76,7 +88,9 @@ def _run(root: Path, *, no_flock: bool) -> tuple[int, int, int, int, int]:
                 damaged_seen.append(damaged)
                 reads += 1
                 for _, line in lines:  # a line read as valid is a whole line, never a part
-                    assert line.request == {"pad": _pad(line.model_call_id or "")}, line.model_call_id
+                    assert line.request == {"pad": _pad(line.model_call_id or "")}, (
+                        line.model_call_id
+                    )
         except BaseException as exc:
             errors.append(exc)
 
@@ -110,13 +124,19 @@ def _run(root: Path, *, no_flock: bool) -> tuple[int, int, int, int, int]:
         assert d["request"] == {"pad": _pad(d["model_call_id"])}
     for n in names:
         assert [i for i in ids if i.rpartition("-")[0] == n] == [f"{n}-{i}" for i in range(count)]
-        own = [json.loads(p)["model_call_id"] for p in store.path(f"own-{n}").read_bytes().splitlines() if p]
+        own = [
+            json.loads(p)["model_call_id"]
+            for p in store.path(f"own-{n}").read_bytes().splitlines()
+            if p
+        ]
         assert own == [f"{n}-{i}" for i in range(count)]
     on_disk = len(ids) + len(names) * count
     return len(names), len(names) * count * 2, on_disk, sum(1 for d in damaged_seen if d), blank
 
 
-def test_processes_and_threads_append_while_readers_read(tmp_path: Path, figures: list[Figure]) -> None:
+def test_processes_and_threads_append_while_readers_read(
+    tmp_path: Path, figures: list[Figure]
+) -> None:
     writers, written, on_disk, damaged_reads, _ = _run(tmp_path, no_flock=False)
     # With flock a reader never even sees a line being written.
     assert damaged_reads == 0

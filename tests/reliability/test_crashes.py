@@ -83,8 +83,16 @@ def _expected_line(name: str, i: int) -> bytes:
     doc = {
         "model_call_id": f"{name}-{i}",
         **dict.fromkeys(
-            ["dialect", "model_ref", "started_at", "completed_at", "latency_ms", "latency_ttft_ms"]
-            + ["status_code", "error_category"]
+            [
+                "dialect",
+                "model_ref",
+                "started_at",
+                "completed_at",
+                "latency_ms",
+                "latency_ttft_ms",
+                "status_code",
+                "error_category",
+            ]
         ),
         "request": {"pad": "z" * _pad_size(name, i)},
         "response": None,
@@ -190,7 +198,9 @@ def test_writers_killed_at_random_moments_lose_no_acknowledged_append(
     lost = acked - on_disk
     assert not lost, sorted(lost)[:5]
     assert torn_total <= kills
-    print(f"{kills} kills, {len(acked)} acknowledged appends, {len(on_disk)} lines on disk, {torn_total} torn lines")
+    print(
+        f"{kills} kills, {len(acked)} acknowledged appends, {len(on_disk)} lines on disk, {torn_total} torn lines"
+    )
     figures.append(
         Figure(
             "writer process killed (SIGKILL) while appending to shared rollout files",
@@ -254,18 +264,28 @@ def test_model_server_killed_while_serving_loses_no_call_the_client_saw_end(
         proc, url = _start_server(root)
         stop = threading.Event()
 
-        def client(worker: int, url: str = url, stop: threading.Event = stop, kill: int = kill) -> None:
+        def client(
+            worker: int, url: str = url, stop: threading.Event = stop, kill: int = kill
+        ) -> None:
             n = 0
             with httpx.Client(timeout=10) as http:
                 while not stop.is_set():
                     marker = f"k{kill}-w{worker}-{n}"
                     n += 1
                     stream = n % 2 == 0
-                    body = {"model": "demo-gpt", "messages": [{"role": "user", "content": marker}], "stream": stream}
+                    body = {
+                        "model": "demo-gpt",
+                        "messages": [{"role": "user", "content": marker}],
+                        "stream": stream,
+                    }
                     try:
-                        reply = http.post(f"{url}/ng-rollout/srv-{worker % 2}/v1/chat/completions", json=body)
+                        reply = http.post(
+                            f"{url}/ng-rollout/srv-{worker % 2}/v1/chat/completions", json=body
+                        )
                         ended = reply.status_code == 200 and (
-                            reply.text.endswith("data: [DONE]\n\n") if stream else "choices" in reply.json()
+                            reply.text.endswith("data: [DONE]\n\n")
+                            if stream
+                            else "choices" in reply.json()
                         )
                     except (httpx.HTTPError, ValueError):
                         ended = False  # cut by the kill: not acknowledged
@@ -296,7 +316,9 @@ def test_model_server_killed_while_serving_loses_no_call_the_client_saw_end(
     lost = set(seen_end) - captured
     assert not lost, sorted(lost)[:5]
     assert torn <= kills
-    print(f"{kills} kills, {calls} calls whose end the client saw, {len(captured)} lines, {torn} torn")
+    print(
+        f"{kills} kills, {calls} calls whose end the client saw, {len(captured)} lines, {torn} torn"
+    )
     figures.append(
         Figure(
             "model server (middleware) killed with SIGKILL while serving",

@@ -62,14 +62,21 @@ def _on_disk(store: AckingStore, rollout: str) -> tuple[set[str | None], int]:
     return {line.model_call_id for _, line in lines}, damaged
 
 
-def test_a_full_disk_for_real(tmp_path: Path, caplog: pytest.LogCaptureFixture, figures: list[Figure]) -> None:
+def test_a_full_disk_for_real(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, figures: list[Figure]
+) -> None:
     with mounted("tmpfs", tmp_path / "tiny", "size=64k") as refused:
         if refused:
-            pytest.skip(f"cannot mount a tmpfs here ({refused}); the injected ENOSPC test covers it")
+            pytest.skip(
+                f"cannot mount a tmpfs here ({refused}); the injected ENOSPC test covers it"
+            )
         directory = tmp_path / "tiny" / "captures"
         store = AckingStore(directory)
         calls = 30
-        with caplog.at_level(logging.ERROR), capturing(reply_app(), directory, store=store) as server:
+        with (
+            caplog.at_level(logging.ERROR),
+            capturing(reply_app(), directory, store=store) as server,
+        ):
             with httpx.Client(timeout=30) as client:
                 for i in range(calls):
                     _call(client, server.url, "disk-full", i)
@@ -160,7 +167,7 @@ def test_write_and_fsync_errors_while_serving(
         with httpx.Client(timeout=30) as client:
             for phase in ("before", "during", "after"):
                 faulty.armed = phase == "during"
-                for i in range(4):
+                for _i in range(4):
                     for rollout in rollouts:
                         _call(client, server.url, rollout, calls)
                         calls += 1
@@ -181,7 +188,11 @@ def test_write_and_fsync_errors_while_serving(
         Figure(
             fault,
             "injected at the store's os.write / os.fsync (no device-mapper here); "
-            + ("first write short, retry fails" if write_errno else "the line is written, fsync fails"),
+            + (
+                "first write short, retry fails"
+                if write_errno
+                else "the line is written, fsync fails"
+            ),
             calls,
             captured,
             lost,
@@ -222,7 +233,10 @@ def test_capture_directory_removed_while_serving(
 
 
 def test_capture_directory_made_read_only_while_serving(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, figures: list[Figure]
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+    figures: list[Figure],
 ) -> None:
     directory = tmp_path / "captures"
     directory.mkdir()
@@ -243,7 +257,11 @@ def test_capture_directory_made_read_only_while_serving(
                             raise OSError(errno.EROFS, "Read-only file system", str(path))
                         return real_open(path, flags, *args, **kwargs)
 
-                    monkeypatch.setattr(store_module, "os", types.SimpleNamespace(**{**vars(os), "open": read_only_open}))
+                    monkeypatch.setattr(
+                        store_module,
+                        "os",
+                        types.SimpleNamespace(**{**vars(os), "open": read_only_open}),
+                    )
                 for i in range(4, 8):
                     _call(client, server.url, "ro", i)
                 monkeypatch.undo()
@@ -303,7 +321,11 @@ def _failing_disk(tmp_path: Path) -> Iterator[tuple[Path, str]]:
     `fsync` (and then aborts its journal, as on a dying disk). Skips when the machine does
     not allow the mounts.
     """
-    missing = [tool for tool in ("mount", "losetup", "blockdev", "mkfs.ext4", "e2fsck") if not shutil.which(tool)]
+    missing = [
+        tool
+        for tool in ("mount", "losetup", "blockdev", "mkfs.ext4", "e2fsck")
+        if not shutil.which(tool)
+    ]
     if missing:
         pytest.skip(f"needs {', '.join(missing)}")
     outer, inner, again = tmp_path / "backing", tmp_path / "disk", tmp_path / "again"
@@ -355,10 +377,15 @@ def test_a_real_eio_from_the_device_at_fsync(
     with _failing_disk(tmp_path) as (disk, loop):
         directory = disk / "captures"
         store = AckingStore(directory)
-        with caplog.at_level(logging.ERROR), capturing(reply_app(), directory, store=store) as server:
+        with (
+            caplog.at_level(logging.ERROR),
+            capturing(reply_app(), directory, store=store) as server,
+        ):
             with httpx.Client(timeout=30) as client:
                 for i in range(calls):
-                    response = client.post(f"{server.url}/ng-rollout/eio{CHAT}", content=_body(i, 200_000))
+                    response = client.post(
+                        f"{server.url}/ng-rollout/eio{CHAT}", content=_body(i, 200_000)
+                    )
                     assert (response.status_code, response.content) == (200, CHAT_REPLY)
         acked = {call_id for _, call_id in store.acked}
         assert 0 < len(acked) < calls

@@ -55,7 +55,11 @@ def _fuzz_settings(ci: int, nightly: int) -> Any:
     return settings(
         max_examples=sized(ci, nightly),
         deadline=None,
-        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.function_scoped_fixture],
+        suppress_health_check=[
+            HealthCheck.too_slow,
+            HealthCheck.data_too_large,
+            HealthCheck.function_scoped_fixture,
+        ],
         database=None,
     )
 
@@ -163,8 +167,27 @@ def _reference_events(body: bytes) -> list[tuple[bytes, str, str | None]]:
 
 
 sse_alphabet = st.sampled_from(
-    [b"data:", b"data: ", b"event: ", b"id: ", b"retry: 10", b":", b"\n", b"\r", b"\r\n", b"\xef\xbb\xbf"]
-    + [b"x", b"{}", b"[DONE]", b"\xc3", b"\xa9", b"\0", b" ", b"message_stop", b"a:b"]
+    [
+        b"data:",
+        b"data: ",
+        b"event: ",
+        b"id: ",
+        b"retry: 10",
+        b":",
+        b"\n",
+        b"\r",
+        b"\r\n",
+        b"\xef\xbb\xbf",
+        b"x",
+        b"{}",
+        b"[DONE]",
+        b"\xc3",
+        b"\xa9",
+        b"\x00",
+        b" ",
+        b"message_stop",
+        b"a:b",
+    ]
 )
 sse_bodies = st.lists(sse_alphabet, max_size=40).map(b"".join) | st.binary(max_size=200)
 
@@ -185,7 +208,9 @@ def _decode(chunks: list[bytes]) -> list[tuple[bytes, str, str | None]]:
 
 @_fuzz_settings(600, 50_000)
 @given(body=sse_bodies, cuts=st.lists(st.integers(min_value=0, max_value=10_000), max_size=12))
-def test_sse_decoder_agrees_with_the_reference_however_the_bytes_are_split(body: bytes, cuts: list[int]) -> None:
+def test_sse_decoder_agrees_with_the_reference_however_the_bytes_are_split(
+    body: bytes, cuts: list[int]
+) -> None:
     _count("SSE decoder")
     expected = _reference_events(body)
     assert _decode([body]) == expected
@@ -221,7 +246,9 @@ def events_for(draw: st.DrawFn, dialect: str) -> list[SseEvent]:
             events.insert(i, SseEvent(draw(st.binary(max_size=30) | st.just(b"[DONE]")), ""))
         elif op == 4 and events:
             victim = events[min(i, len(events) - 1)]
-            events[min(i, len(events) - 1)] = SseEvent(victim.data[: at % (len(victim.data) + 1)], victim.event)
+            events[min(i, len(events) - 1)] = SseEvent(
+                victim.data[: at % (len(victim.data) + 1)], victim.event
+            )
     return events
 
 
@@ -335,7 +362,9 @@ def middleware() -> Iterator[tuple[CaptureMiddleware, Path]]:
     # The real store, on tmpfs when there is one: thousands of fsyncs on a disk would not
     # fit in CI; durability is what the crash tests check.
     directory = Path(tempfile.mkdtemp(prefix="mcc-fuzz-", dir=_fast_dir()))
-    config = CaptureConfig(observability_enabled=True, model_call_capture_dir=str(directory), capture_max_bytes=4096)
+    config = CaptureConfig(
+        observability_enabled=True, model_call_capture_dir=str(directory), capture_max_bytes=4096
+    )
     mw = CaptureMiddleware(_unset_app, config=config, model_server_name="fuzz")
     yield mw, directory
     shutil.rmtree(directory)
@@ -346,7 +375,14 @@ async def _unset_app(scope: Any, receive: Any, send: Any) -> None:
 
 
 content_types = st.sampled_from(
-    [None, b"text/event-stream", b"application/json", b"TEXT/EVENT-STREAM; charset=utf-8", b"text/plain", b"\xff"]
+    [
+        None,
+        b"text/event-stream",
+        b"application/json",
+        b"TEXT/EVENT-STREAM; charset=utf-8",
+        b"text/plain",
+        b"\xff",
+    ]
 )
 
 
@@ -355,7 +391,9 @@ def responses(draw: st.DrawFn) -> tuple[int, list[tuple[bytes, bytes]], list[byt
     dialect_body = b""
     if HAVE_CORPUS and draw(st.booleans()):
         dialect_body = draw(st.sampled_from([b for bodies in STREAMS.values() for b in bodies]))
-    body = dialect_body or draw(sse_bodies | json_objects.map(_codec.encode) | st.binary(max_size=300))
+    body = dialect_body or draw(
+        sse_bodies | json_objects.map(_codec.encode) | st.binary(max_size=300)
+    )
     headers: list[tuple[bytes, bytes]] = []
     content_type = draw(content_types)
     if content_type is not None:
@@ -401,7 +439,8 @@ def test_the_middleware_forwards_every_message_unchanged(
                 break
         messages = [{"type": "http.response.start", "status": status, "headers": headers}]
         messages += [
-            {"type": "http.response.body", "body": c, "more_body": i < len(chunks) - 1} for i, c in enumerate(chunks)
+            {"type": "http.response.body", "body": c, "more_body": i < len(chunks) - 1}
+            for i, c in enumerate(chunks)
         ]
         for n, message in enumerate(messages):
             if raise_at == n:
@@ -416,7 +455,10 @@ def test_the_middleware_forwards_every_message_unchanged(
 
     pieces = request or [b""]
     incoming = iter(
-        [{"type": "http.request", "body": p, "more_body": i < len(pieces) - 1} for i, p in enumerate(pieces)]
+        [
+            {"type": "http.request", "body": p, "more_body": i < len(pieces) - 1}
+            for i, p in enumerate(pieces)
+        ]
     )
 
     async def receive() -> dict[str, Any]:

@@ -29,7 +29,9 @@ DEEP = b'{"model":"m","x":' + b"[" * 100_000 + b"]" * 100_000 + b"}"
 class RecordingApp:
     """Reads the whole request (keeping its size, hash and up to 1 MB of it), then replies."""
 
-    def __init__(self, body: bytes = CHAT_REPLY, headers: list[tuple[bytes, bytes]] | None = None) -> None:
+    def __init__(
+        self, body: bytes = CHAT_REPLY, headers: list[tuple[bytes, bytes]] | None = None
+    ) -> None:
         self.body = body
         self.headers = headers if headers is not None else [(b"content-type", b"application/json")]
         self.received: list[tuple[int, str, bytes]] = []
@@ -60,21 +62,46 @@ def _has_line(path: Path) -> bool:
 
 
 def _post_raw(url: str, content: Any, headers: dict[str, str] | None = None) -> tuple[int, bytes]:
-    with httpx.Client(timeout=60) as client, client.stream("POST", url, content=content, headers=headers) as reply:
+    with (
+        httpx.Client(timeout=60) as client,
+        client.stream("POST", url, content=content, headers=headers) as reply,
+    ):
         return reply.status_code, b"".join(reply.iter_raw())
 
 
 REQUESTS: list[tuple[str, bytes, dict[str, Any]]] = [
-    ("malformed JSON", b'{"model":"m","messages":[', {"request": None, "request_raw": '{"model":"m","messages":['}),
+    (
+        "malformed JSON",
+        b'{"model":"m","messages":[',
+        {"request": None, "request_raw": '{"model":"m","messages":['},
+    ),
     ("JSON nested 100,000 deep", DEEP, {"request": None, "request_raw": DEEP.decode()}),
-    ("invalid UTF-8", b'{"model":"caf\xe9\xff"}', {"request": None, "request_raw": '{"model":"caf\\xe9\\xff"}'}),
-    ("lone surrogate", b'{"model":"\\ud800"}', {"request": None, "request_raw": '{"model":"\\ud800"}'}),
+    (
+        "invalid UTF-8",
+        b'{"model":"caf\xe9\xff"}',
+        {"request": None, "request_raw": '{"model":"caf\\xe9\\xff"}'},
+    ),
+    (
+        "lone surrogate",
+        b'{"model":"\\ud800"}',
+        {"request": None, "request_raw": '{"model":"\\ud800"}'},
+    ),
     (
         "integers beyond 64 bits",
         b'{"model":"m","seed":340282366920938463463374607431768211457,"n":-18446744073709551617}',
-        {"request": {"model": "m", "seed": 340282366920938463463374607431768211457, "n": -18446744073709551617}},
+        {
+            "request": {
+                "model": "m",
+                "seed": 340282366920938463463374607431768211457,
+                "n": -18446744073709551617,
+            }
+        },
     ),
-    ("NaN", b'{"model":"m","temperature":NaN}', {"request": None, "request_raw": '{"model":"m","temperature":NaN}'}),
+    (
+        "NaN",
+        b'{"model":"m","temperature":NaN}',
+        {"request": None, "request_raw": '{"model":"m","temperature":NaN}'},
+    ),
     # The last value wins, as in the stdlib and in every mainstream JSON parser.
     ("duplicate keys", b'{"model":"a","model":"b"}', {"request": {"model": "b"}}),
 ]
@@ -93,7 +120,9 @@ def test_hostile_request_bodies(
     assert {key: line.get(key) for key in expected} == expected
     assert line["response"] == json.loads(CHAT_REPLY)
     assert (line["status_code"], line["error_category"]) == (200, None)
-    figures.append(Figure(f"request: {name}", "real HTTP request", 1, 1, 0, _request_outcome(expected)))
+    figures.append(
+        Figure(f"request: {name}", "real HTTP request", 1, 1, 0, _request_outcome(expected))
+    )
 
 
 def _request_outcome(expected: dict[str, Any]) -> str:
@@ -113,7 +142,9 @@ def _big_body(size: int, chunk: int = 1 << 20) -> Iterator[bytes]:
     yield b'"}'
 
 
-def test_a_huge_request_body_is_cut_for_capture_not_for_the_app(tmp_path: Path, figures: list[Figure]) -> None:
+def test_a_huge_request_body_is_cut_for_capture_not_for_the_app(
+    tmp_path: Path, figures: list[Figure]
+) -> None:
     size = sized(20, 200) << 20
     cap = sized(4, 64) << 20
     app = RecordingApp()
@@ -126,11 +157,14 @@ def test_a_huge_request_body_is_cut_for_capture_not_for_the_app(tmp_path: Path, 
     assert app.received[0][:2] == (size, expected_digest.hexdigest())
     (line,) = read_json_lines(tmp_path / "r.capture.jsonl")
     assert line["capture_cut"] is True and line["request"] is None
-    assert len(line["request_raw"]) == cap and line["request_raw"].startswith('{"model":"m","pad":"aaa')
+    assert len(line["request_raw"]) == cap and line["request_raw"].startswith(
+        '{"model":"m","pad":"aaa'
+    )
     assert line["error_category"] is None and line["response"] == json.loads(CHAT_REPLY)
     figures.append(
         Figure(
-            f"request body of {size >> 20} MB" + ("" if NIGHTLY else " (200 MB in the nightly size)"),
+            f"request body of {size >> 20} MB"
+            + ("" if NIGHTLY else " (200 MB in the nightly size)"),
             f"real streamed upload, capture_max_bytes {cap >> 20} MB",
             1,
             1,
@@ -155,7 +189,9 @@ def test_a_slow_request_body_is_captured_whole(tmp_path: Path) -> None:
     assert line["request"] == {"model": "m", "messages": []}
 
 
-def test_a_client_that_disconnects_mid_body_is_recorded_as_cancelled(tmp_path: Path, figures: list[Figure]) -> None:
+def test_a_client_that_disconnects_mid_body_is_recorded_as_cancelled(
+    tmp_path: Path, figures: list[Figure]
+) -> None:
     app = RecordingApp()
     with capturing(app, tmp_path) as server:
         with socket.create_connection((server.host, server.port)) as sock:
@@ -182,12 +218,19 @@ def test_a_client_that_disconnects_mid_body_is_recorded_as_cancelled(tmp_path: P
     )
 
 
-def test_an_endless_stream_is_cut_for_capture_not_for_the_client(tmp_path: Path, figures: list[Figure]) -> None:
+def test_an_endless_stream_is_cut_for_capture_not_for_the_client(
+    tmp_path: Path, figures: list[Figure]
+) -> None:
     event = b'data: {"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"la "}}]}\n\n'
     cap = 16 * 1024
-    with capturing(endless_sse_app(event), tmp_path, capture_max_bytes=cap, capture_stream_raw="always") as server:
+    with capturing(
+        endless_sse_app(event), tmp_path, capture_max_bytes=cap, capture_stream_raw="always"
+    ) as server:
         received = bytearray()
-        with httpx.Client(timeout=30) as client, client.stream("POST", f"{server.url}/ng-rollout/r{CHAT}", content=b"{}") as reply:
+        with (
+            httpx.Client(timeout=30) as client,
+            client.stream("POST", f"{server.url}/ng-rollout/r{CHAT}", content=b"{}") as reply,
+        ):
             for chunk in reply.iter_raw():
                 received += chunk
                 if len(received) > 2 << 20:
@@ -196,7 +239,11 @@ def test_an_endless_stream_is_cut_for_capture_not_for_the_client(tmp_path: Path,
     whole = len(received) // len(event) * len(event)
     assert bytes(received[:whole]) == event * (whole // len(event))  # every byte, unchanged
     (line,) = read_json_lines(tmp_path / "r.capture.jsonl")
-    assert (line["capture_cut"], line["error_category"], line["stream"]) == (True, "cancelled", True)
+    assert (line["capture_cut"], line["error_category"], line["stream"]) == (
+        True,
+        "cancelled",
+        True,
+    )
     assert line["response_raw"] == (event * (cap // len(event) + 1))[:cap].decode()
     assert line["response"]["choices"][0]["message"]["content"].startswith("la la ")
     figures.append(
@@ -231,7 +278,12 @@ RESPONSES: list[tuple[str, bytes, list[tuple[bytes, bytes]], dict[str, Any]]] = 
         [(b"content-type", b"application/json"), (b"content-encoding", b"zstd-from-the-future")],
         {"response": None, "error_category": "capture_parse_error"},
     ),
-    ("JSON without content-type", json.dumps(REPLY_JSON).encode(), [], {"response": REPLY_JSON, "error_category": None}),
+    (
+        "JSON without content-type",
+        json.dumps(REPLY_JSON).encode(),
+        [],
+        {"response": REPLY_JSON, "error_category": None},
+    ),
     (
         "JSON as text/plain",
         json.dumps(REPLY_JSON).encode(),
@@ -248,13 +300,21 @@ RESPONSES: list[tuple[str, bytes, list[tuple[bytes, bytes]], dict[str, Any]]] = 
         "SSE body without content-type",
         b"data: [DONE]\n\n",
         [],
-        {"response": None, "response_raw": "data: [DONE]\n\n", "error_category": "capture_parse_error"},
+        {
+            "response": None,
+            "response_raw": "data: [DONE]\n\n",
+            "error_category": "capture_parse_error",
+        },
     ),
     (
         "HTML error page with 200",
         b"<html>502 Bad Gateway</html>",
         [(b"content-type", b"text/html")],
-        {"response": None, "response_raw": "<html>502 Bad Gateway</html>", "error_category": "capture_parse_error"},
+        {
+            "response": None,
+            "response_raw": "<html>502 Bad Gateway</html>",
+            "error_category": "capture_parse_error",
+        },
     ),
     (
         "response nested 100,000 deep",
@@ -271,7 +331,9 @@ RESPONSES: list[tuple[str, bytes, list[tuple[bytes, bytes]], dict[str, Any]]] = 
 ]
 
 
-@pytest.mark.parametrize(("name", "body", "headers", "expected"), RESPONSES, ids=[r[0] for r in RESPONSES])
+@pytest.mark.parametrize(
+    ("name", "body", "headers", "expected"), RESPONSES, ids=[r[0] for r in RESPONSES]
+)
 def test_hostile_responses_reach_the_client_unchanged(
     name: str,
     body: bytes,
@@ -300,7 +362,11 @@ def test_hostile_responses_reach_the_client_unchanged(
 
 HUGE = 10_000_000
 HUGE_INDEX_STREAMS = [
-    pytest.param("chat", b'data: {"id":"c","choices":[{"index":%d,"delta":{"content":"x"}}]}\n\n' % HUGE, id="chat choice index"),
+    pytest.param(
+        "chat",
+        b'data: {"id":"c","choices":[{"index":%d,"delta":{"content":"x"}}]}\n\n' % HUGE,
+        id="chat choice index",
+    ),
     pytest.param(
         "chat",
         b'data: {"id":"c","choices":[{"index":0,"delta":{"tool_calls":[{"index":%d,"id":"t","function":{"name":"f"}}]}}]}\n\n'
@@ -309,17 +375,20 @@ HUGE_INDEX_STREAMS = [
     ),
     pytest.param(
         "messages",
-        b'data: {"type":"content_block_delta","index":%d,"delta":{"type":"text_delta","text":"x"}}\n\n' % HUGE,
+        b'data: {"type":"content_block_delta","index":%d,"delta":{"type":"text_delta","text":"x"}}\n\n'
+        % HUGE,
         id="messages block index",
     ),
     pytest.param(
         "responses",
-        b'data: {"type":"response.output_text.delta","output_index":%d,"content_index":0,"delta":"x"}\n\n' % HUGE,
+        b'data: {"type":"response.output_text.delta","output_index":%d,"content_index":0,"delta":"x"}\n\n'
+        % HUGE,
         id="responses output_index",
     ),
     pytest.param(
         "responses",
-        b'data: {"type":"response.output_text.delta","output_index":0,"content_index":%d,"delta":"x"}\n\n' % HUGE,
+        b'data: {"type":"response.output_text.delta","output_index":0,"content_index":%d,"delta":"x"}\n\n'
+        % HUGE,
         id="responses content_index",
     ),
     pytest.param(

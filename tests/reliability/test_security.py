@@ -88,7 +88,10 @@ def test_hostile_rollout_ids_in_the_url_never_name_a_path(
 
 
 @settings(max_examples=300, deadline=None, database=None)
-@given(rollout_id=st.text(max_size=250) | st.sampled_from(["..", "../x", "/abs", "a/../../b", "a\0b", "x\n"]))
+@given(
+    rollout_id=st.text(max_size=250)
+    | st.sampled_from(["..", "../x", "/abs", "a/../../b", "a\0b", "x\n"])
+)
 def test_a_rollout_id_is_refused_or_names_a_file_directly_in_the_directory(rollout_id: str) -> None:
     root = Path("/nonexistent-capture-root")
     store = CaptureStore(root)
@@ -113,11 +116,17 @@ def test_symlinks_placed_in_the_directory_are_never_followed(
     with caplog.at_level(logging.ERROR), capturing(reply_app(), directory) as server:
         with httpx.Client(timeout=30) as client:
             for _ in range(3):
-                reply = client.post(f"{server.url}/ng-rollout/victim{CHAT}", content=b'{"model":"m"}')
+                reply = client.post(
+                    f"{server.url}/ng-rollout/victim{CHAT}", content=b'{"model":"m"}'
+                )
                 assert (reply.status_code, reply.content) == (200, CHAT_REPLY)
     assert outside.read_bytes() == b"do not touch\n"
     assert not (tmp_path / "planted-marker").exists()
-    failures = [r.getMessage() for r in caplog.records if "capture failed for rollout 'victim'" in r.getMessage()]
+    failures = [
+        r.getMessage()
+        for r in caplog.records
+        if "capture failed for rollout 'victim'" in r.getMessage()
+    ]
     assert len(failures) == 1 and "refusing to follow a symlink" in failures[0]
     # Reading refuses too, instead of reading the target.
     with pytest.raises(OSError, match="refusing to follow a symlink"):
@@ -143,12 +152,17 @@ def test_credentials_in_headers_never_reach_a_file(tmp_path: Path, figures: list
         "proxy-authorization": f"Basic {SECRET}-proxy",
         "openai-organization": f"{SECRET}-org",
     }
-    reply_headers = [(b"content-type", b"application/json"), (b"set-cookie", f"s={SECRET}-setcookie".encode())]
+    reply_headers = [
+        (b"content-type", b"application/json"),
+        (b"set-cookie", f"s={SECRET}-setcookie".encode()),
+    ]
     with capturing(reply_app(headers=reply_headers), tmp_path) as server:
         with httpx.Client(timeout=30) as client:
             for stream in (False, True):
                 body = b'{"model":"m","stream":%s}' % (b"true" if stream else b"false")
-                reply = client.post(f"{server.url}/ng-rollout/r{CHAT}", content=body, headers=headers)
+                reply = client.post(
+                    f"{server.url}/ng-rollout/r{CHAT}", content=body, headers=headers
+                )
                 assert reply.status_code == 200
     written = b"".join(p.read_bytes() for p in tmp_path.rglob("*") if p.is_file())
     assert len(read_json_lines(tmp_path / "r.capture.jsonl")) == 2
@@ -198,7 +212,7 @@ def test_a_known_key_pattern_never_reaches_the_disk_through_the_middleware(
     assert first["request"]["metadata"] == {"api_key": REDACTED}
     assert first["request"]["messages"][0]["content"] == f"use {REDACTED}"
     assert first["response"]["choices"][0]["message"]["content"] == f"your key is {REDACTED}"
-    assert second["request_raw"] == '{"model":"m","messages":[{"content":"%s"' % REDACTED
+    assert second["request_raw"] == f'{{"model":"m","messages":[{{"content":"{REDACTED}"'
     written = b"".join(p.read_bytes() for p in tmp_path.rglob("*") if p.is_file())
     assert b"sk-proj" not in written
     figures.append(
@@ -213,7 +227,9 @@ def test_a_known_key_pattern_never_reaches_the_disk_through_the_middleware(
     )
 
 
-def test_a_failing_redaction_writes_nothing(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+def test_a_failing_redaction_writes_nothing(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     def broken(line: CaptureLine) -> CaptureLine:
         raise RuntimeError("redaction failed")
 
@@ -226,11 +242,16 @@ def test_a_failing_redaction_writes_nothing(tmp_path: Path, caplog: pytest.LogCa
     assert sum("capture failed for rollout 'r'" in r.getMessage() for r in caplog.records) == 1
 
 
-@pytest.mark.parametrize(("umask", "file_mode", "expected"), [(0o000, None, 0o600), (0o022, None, 0o600), (0o000, 0o640, 0o640)])
+@pytest.mark.parametrize(
+    ("umask", "file_mode", "expected"),
+    [(0o000, None, 0o600), (0o022, None, 0o600), (0o000, 0o640, 0o640)],
+)
 def test_capture_files_are_private_unless_configured(
     umask: int, file_mode: int | None, expected: int, tmp_path: Path
 ) -> None:
-    store = CaptureStore(tmp_path) if file_mode is None else CaptureStore(tmp_path, file_mode=file_mode)
+    store = (
+        CaptureStore(tmp_path) if file_mode is None else CaptureStore(tmp_path, file_mode=file_mode)
+    )
     old = os.umask(umask)
     try:
         store.append("r", CaptureLine(model_call_id="c"))
@@ -268,7 +289,9 @@ asyncio.run(collect([{"q": 1}], agent, capture_dir=sys.argv[1], output_path=sys.
 """
 
 
-def test_a_second_collection_job_is_refused_and_clears_nothing(tmp_path: Path, figures: list[Figure]) -> None:
+def test_a_second_collection_job_is_refused_and_clears_nothing(
+    tmp_path: Path, figures: list[Figure]
+) -> None:
     capture = tmp_path / "captures"
     first = subprocess.Popen(
         [sys.executable, "-c", _FIRST_JOB, str(capture), str(tmp_path / "first.jsonl")],
@@ -284,8 +307,14 @@ def test_a_second_collection_job_is_refused_and_clears_nothing(tmp_path: Path, f
             return {}
 
         # The same rows: a second job would clear rollout 0-0 before dispatching it.
-        with pytest.raises(CollectorBusyError, match=f"pid {first.pid}.*give each job its own capture directory"):
-            asyncio.run(collect([{"q": 1}], agent, capture_dir=capture, output_path=tmp_path / "second.jsonl"))
+        with pytest.raises(
+            CollectorBusyError, match=f"pid {first.pid}.*give each job its own capture directory"
+        ):
+            asyncio.run(
+                collect(
+                    [{"q": 1}], agent, capture_dir=capture, output_path=tmp_path / "second.jsonl"
+                )
+            )
         assert dispatched == []
         assert [ln.model_call_id for ln in CaptureStore(capture).read("0-0")] == ["first-job-call"]
     finally:

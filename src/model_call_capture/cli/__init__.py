@@ -74,6 +74,9 @@ def main(argv: list[str] | None = None) -> None:
         if os.environ.get("MCC_DEBUG"):
             raise
         message = " ".join(str(exc).split()) or "(no message)"
-        click.echo(f"mcc: error: {type(exc).__name__}: {message} (MCC_DEBUG=1 shows the traceback)", err=True)
+        click.echo(
+            f"mcc: error: {type(exc).__name__}: {message} (MCC_DEBUG=1 shows the traceback)",
+            err=True,
+        )
         sys.exit(1)
     sys.exit(code if isinstance(code, int) else 0)

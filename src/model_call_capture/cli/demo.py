@@ -27,7 +27,13 @@ __all__ = ["demo"]
     type=click.Path(file_okay=False),
     help="Where the demo writes model-calls/ and rollouts.jsonl.",
 )
-@click.option("--rollouts", default=4, show_default=True, type=click.IntRange(1, 1000), help="How many rollouts to run.")
+@click.option(
+    "--rollouts",
+    default=4,
+    show_default=True,
+    type=click.IntRange(1, 1000),
+    help="How many rollouts to run.",
+)
 def demo(directory: str, rollouts: int) -> None:
     """Run a captured demo: a scripted model server, an agent, and the rollout collector.
 
@@ -75,11 +81,23 @@ def _print_summary(result: DemoResult) -> None:
     summary.add_column(style="bold")
     summary.add_column()
     summary.add_row("rollouts", str(len(result.captures)))
-    summary.add_row("calls per dialect", ", ".join(f"{d} {n}" for d, n in sorted(per_dialect.items())))
-    summary.add_row("tokens in / out", f"{fmt_int(tokens_in)} / {fmt_int(tokens_out)} ({fmt_int(reasoning)} reasoning)")
-    summary.add_row("latency p50 / p95", f"{fmt_ms(percentile(latencies, 50))} / {fmt_ms(percentile(latencies, 95))} ms")
-    summary.add_row("TTFT p50 / p95", f"{fmt_ms(percentile(ttfts, 50))} / {fmt_ms(percentile(ttfts, 95))} ms")
-    summary.add_row("error categories", ", ".join(f"{k} {n}" for k, n in sorted(errors.items())) or "none")
+    summary.add_row(
+        "calls per dialect", ", ".join(f"{d} {n}" for d, n in sorted(per_dialect.items()))
+    )
+    summary.add_row(
+        "tokens in / out",
+        f"{fmt_int(tokens_in)} / {fmt_int(tokens_out)} ({fmt_int(reasoning)} reasoning)",
+    )
+    summary.add_row(
+        "latency p50 / p95",
+        f"{fmt_ms(percentile(latencies, 50))} / {fmt_ms(percentile(latencies, 95))} ms",
+    )
+    summary.add_row(
+        "TTFT p50 / p95", f"{fmt_ms(percentile(ttfts, 50))} / {fmt_ms(percentile(ttfts, 95))} ms"
+    )
+    summary.add_row(
+        "error categories", ", ".join(f"{k} {n}" for k, n in sorted(errors.items())) or "none"
+    )
     console = stdout()
     console.print(summary)
     console.print(stats_table(compute_stats(calls), title="per model and dialect"))

@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 import click
-import msgspec
 import msgspec.inspect as mi
 
 from .. import _codec
@@ -73,7 +72,10 @@ def arrow_schema(payloads: bool) -> Any:
     """The Arrow schema of an export: `rollout_id`, then every record field in order."""
     import pyarrow as pa
 
-    return pa.schema([("rollout_id", pa.string())] + [(f.encode_name, _arrow_type(f.type)) for f in _columns(payloads)])
+    return pa.schema(
+        [("rollout_id", pa.string())]
+        + [(f.encode_name, _arrow_type(f.type)) for f in _columns(payloads)]
+    )
 
 
 def export_rows(root: Path, payloads: bool) -> tuple[list[dict[str, Any]], int]:
@@ -97,7 +99,8 @@ def _write_parquet(rows: list[dict[str, Any]], path: Path, payloads: bool) -> No
 
     columns = [("rollout_id", None)] + [(f.encode_name, f.type) for f in _columns(payloads)]
     data = {
-        name: [row.get(name) if t is None else _arrow_value(row.get(name), t) for row in rows] for name, t in columns
+        name: [row.get(name) if t is None else _arrow_value(row.get(name), t) for row in rows]
+        for name, t in columns
     }
     pq.write_table(pa.Table.from_pydict(data, schema=arrow_schema(payloads)), path)
 
@@ -126,7 +129,13 @@ def _atomic_target(out: Path) -> Iterator[Path]:
 
 @click.command()
 @click.argument("directory", metavar="DIR", type=click.Path(file_okay=False))
-@click.option("--out", "out", required=True, type=click.Path(dir_okay=False, writable=True), help="The file to write.")
+@click.option(
+    "--out",
+    "out",
+    required=True,
+    type=click.Path(dir_okay=False, writable=True),
+    help="The file to write.",
+)
 @click.option(
     "--format",
     "fmt",
@@ -134,7 +143,9 @@ def _atomic_target(out: Path) -> Iterator[Path]:
     default=None,
     help="Output format; by default jsonl for a .jsonl/.json file name, else parquet.",
 )
-@click.option("--payloads", is_flag=True, help="Add request, response, request_raw and response_raw columns.")
+@click.option(
+    "--payloads", is_flag=True, help="Add request, response, request_raw and response_raw columns."
+)
 def export(directory: str, out: str, fmt: str | None, payloads: bool) -> None:
     """One row per call: `rollout_id` and every ModelCallRecord field.
 
@@ -167,11 +178,18 @@ def export(directory: str, out: str, fmt: str | None, payloads: bool) -> None:
             _write_jsonl(rows, tmp)
     stdout().print(f"wrote {len(rows)} calls to {target} ({fmt})")
     if invalid:
-        stderr().print(f"[yellow]{invalid} unreadable lines skipped (mcc validate {directory} lists them)[/]")
+        stderr().print(
+            f"[yellow]{invalid} unreadable lines skipped (mcc validate {directory} lists them)[/]"
+        )
 
 
 @click.command()
-@click.option("--out", "out", type=click.Path(file_okay=False), help="Write the schema files into this directory.")
+@click.option(
+    "--out",
+    "out",
+    type=click.Path(file_okay=False),
+    help="Write the schema files into this directory.",
+)
 def schema(out: str | None) -> None:
     """The JSON Schemas (2020-12) of the capture formats: list them, or write them with --out.
 
@@ -187,7 +205,9 @@ def schema(out: str | None) -> None:
 
     from .. import schemas
 
-    documents = {name: (schemas.schema_dir() / name).read_bytes() for name in schemas.schema_names()}
+    documents = {
+        name: (schemas.schema_dir() / name).read_bytes() for name in schemas.schema_names()
+    }
     if out is None:
         table = Table(title=f"{len(documents)} JSON Schemas", title_justify="left")
         for name in ("file", "title"):
@@ -196,7 +216,9 @@ def schema(out: str | None) -> None:
             table.add_row(rel, str(_codec.decode(text).get("title", "-")))
         console = stdout()
         console.print(table)
-        console.print(f"each $id is {schemas.SCHEMA_BASE_URI}<file>; write them with: mcc schema --out DIR")
+        console.print(
+            f"each $id is {schemas.SCHEMA_BASE_URI}<file>; write them with: mcc schema --out DIR"
+        )
         return
     root = Path(out)
     for rel, text in sorted(documents.items()):

@@ -26,22 +26,37 @@ def _listen(host: str, port: int) -> socket.socket:
         sock.listen(2048)
     except OSError as exc:
         sock.close()
-        raise click.ClickException(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+        raise click.ClickException(
+            f"cannot listen on {host}:{port}: {exc.strerror or exc}"
+        ) from None
     sock.set_inheritable(True)
     return sock
 
 
 @click.command()
-@click.option("--upstream", required=True, metavar="URL", help="Base URL of the model server (http://vllm:8000).")
+@click.option(
+    "--upstream",
+    required=True,
+    metavar="URL",
+    help="Base URL of the model server (http://vllm:8000).",
+)
 @click.option(
     "--capture-dir",
     required=True,
     type=click.Path(file_okay=False),
     help="Where <rollout_id>.capture.jsonl files are written (created if missing).",
 )
-@click.option("--name", default="proxy", show_default=True, help="The model_ref name recorded on every call.")
+@click.option(
+    "--name", default="proxy", show_default=True, help="The model_ref name recorded on every call."
+)
 @click.option("--host", default="127.0.0.1", show_default=True, help="Interface to listen on.")
-@click.option("--port", default=8787, show_default=True, type=click.IntRange(0, 65535), help="Port (0: any free one).")
+@click.option(
+    "--port",
+    default=8787,
+    show_default=True,
+    type=click.IntRange(0, 65535),
+    help="Port (0: any free one).",
+)
 @click.option(
     "--timeout",
     default=DEFAULT_TIMEOUT_S,
@@ -49,8 +64,15 @@ def _listen(host: str, port: int) -> socket.socket:
     type=click.FloatRange(min=0, min_open=True),
     help="Seconds to wait for the upstream (to connect, and between two chunks).",
 )
-@click.option("--log-level", default="warning", show_default=True, type=click.Choice(["debug", "info", "warning", "error"]))
-def serve(upstream: str, capture_dir: str, name: str, host: str, port: int, timeout: float, log_level: str) -> None:
+@click.option(
+    "--log-level",
+    default="warning",
+    show_default=True,
+    type=click.Choice(["debug", "info", "warning", "error"]),
+)
+def serve(
+    upstream: str, capture_dir: str, name: str, host: str, port: int, timeout: float, log_level: str
+) -> None:
     """A capturing reverse proxy for an OpenAI- or Anthropic-compatible server.
 
     `/ng-rollout/<id>/v1/...` is recorded into CAPTURE_DIR/<id>.capture.jsonl and
@@ -73,7 +95,9 @@ def serve(upstream: str, capture_dir: str, name: str, host: str, port: int, time
     try:
         directory.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise click.ClickException(f"{directory}: cannot create the capture directory: {exc.strerror}") from None
+        raise click.ClickException(
+            f"{directory}: cannot create the capture directory: {exc.strerror}"
+        ) from None
     try:
         app = create_proxy_app(upstream, str(directory), name=name, timeout_s=timeout)
     except ValueError as exc:
@@ -84,7 +108,9 @@ def serve(upstream: str, capture_dir: str, name: str, host: str, port: int, time
     click.echo(
         f"mcc serve: http://{shown_host}:{bound_port} -> {upstream}, capturing /ng-rollout/<id>/v1/... into {directory}"
     )
-    click.echo(f"mcc serve: point a client at base_url=http://{shown_host}:{bound_port}/ng-rollout/<rollout_id>/v1")
+    click.echo(
+        f"mcc serve: point a client at base_url=http://{shown_host}:{bound_port}/ng-rollout/<rollout_id>/v1"
+    )
     config = uvicorn.Config(
         app,
         log_level=log_level,

@@ -12,7 +12,15 @@ from rich.table import Table
 
 from .. import _codec
 from ..contracts import ModelCallRecord
-from ._common import RolloutRecords, capture_root, fmt_int, fmt_ms, percentile, read_rollouts, stdout
+from ._common import (
+    RolloutRecords,
+    capture_root,
+    fmt_int,
+    fmt_ms,
+    percentile,
+    read_rollouts,
+    stdout,
+)
 
 __all__ = ["StatsRow", "compute_stats", "show", "stats", "stats_table"]
 
@@ -81,7 +89,16 @@ def stats_table(rows: Sequence[StatsRow], title: str | None = None) -> Table:
     table = Table(title=title, title_justify="left")
     table.add_column("model")
     table.add_column("dialect")
-    for name in ("calls", "tokens in", "out", "reasoning", "latency p50", "p95 ms", "TTFT p50", "p95 ms"):
+    for name in (
+        "calls",
+        "tokens in",
+        "out",
+        "reasoning",
+        "latency p50",
+        "p95 ms",
+        "TTFT p50",
+        "p95 ms",
+    ):
         table.add_column(name, justify="right")
     table.add_column("errors")
     for row in rows:
@@ -103,7 +120,9 @@ def stats_table(rows: Sequence[StatsRow], title: str | None = None) -> Table:
 
 @click.command()
 @click.argument("directory", metavar="DIR", type=click.Path(file_okay=False))
-@click.option("--json", "as_json", is_flag=True, help="Print the figures as a JSON list instead of a table.")
+@click.option(
+    "--json", "as_json", is_flag=True, help="Print the figures as a JSON list instead of a table."
+)
 def stats(directory: str, as_json: bool) -> None:
     """Calls, errors, tokens, latency and TTFT per model and dialect.
 
@@ -126,12 +145,27 @@ def stats(directory: str, as_json: bool) -> None:
     console = stdout()
     console.print(stats_table(rows, title=f"{len(records)} calls in {len(rollouts)} rollouts"))
     if unreadable:
-        console.print(f"[yellow]{unreadable} unreadable lines skipped (mcc validate {directory} lists them)[/]")
+        console.print(
+            f"[yellow]{unreadable} unreadable lines skipped (mcc validate {directory} lists them)[/]"
+        )
 
 
 def _calls_table(rollout: RolloutRecords) -> Table:
-    table = Table(title=f"rollout {rollout.rollout_id}: {len(rollout.records)} calls", title_justify="left")
-    for name in ("#", "dialect", "model", "status", "finish", "in", "out", "reasoning", "latency ms", "TTFT ms"):
+    table = Table(
+        title=f"rollout {rollout.rollout_id}: {len(rollout.records)} calls", title_justify="left"
+    )
+    for name in (
+        "#",
+        "dialect",
+        "model",
+        "status",
+        "finish",
+        "in",
+        "out",
+        "reasoning",
+        "latency ms",
+        "TTFT ms",
+    ):
         numeric = name in ("#", "status", "in", "out", "reasoning", "latency ms", "TTFT ms")
         table.add_column(name, justify="right" if numeric else "left")
     table.add_column("tool calls")
@@ -158,7 +192,9 @@ def _calls_table(rollout: RolloutRecords) -> Table:
 @click.argument("directory", metavar="DIR", type=click.Path(file_okay=False))
 @click.argument("rollout_id")
 @click.option("--payloads", is_flag=True, help="Include the request and response payloads.")
-@click.option("--json", "as_json", is_flag=True, help="Print the ng_model_call_capture attachment as JSON.")
+@click.option(
+    "--json", "as_json", is_flag=True, help="Print the ng_model_call_capture attachment as JSON."
+)
 def show(directory: str, rollout_id: str, payloads: bool, as_json: bool) -> None:
     """The calls of one rollout as a table, or its attachment as JSON.
 
@@ -174,7 +210,9 @@ def show(directory: str, rollout_id: str, payloads: bool, as_json: bool) -> None
     known = CaptureStore(root).rollout_ids()
     if rollout_id not in known:
         listed = ", ".join(known[:5]) + (f" and {len(known) - 5} more" if len(known) > 5 else "")
-        raise click.ClickException(f"{root}: no capture for rollout {rollout_id!r}; found: {listed or 'none'}")
+        raise click.ClickException(
+            f"{root}: no capture for rollout {rollout_id!r}; found: {listed or 'none'}"
+        )
     if as_json:
         row: dict[str, Any] = merge_model_call_capture_into_record(
             {"_ng_rollout_id": rollout_id}, [str(root)], include_payloads=payloads

@@ -94,7 +94,11 @@ def _check_lines(path: Path, lines: list[bytes], *, unterminated: bool) -> Itera
         try:
             document = _codec.decode(raw)
         except (_codec.DecodeError, UnicodeDecodeError) as exc:
-            torn = " (the last line has no newline: a torn write?)" if unterminated and number == len(lines) else ""
+            torn = (
+                " (the last line has no newline: a torn write?)"
+                if unterminated and number == len(lines)
+                else ""
+            )
             yield Problem(path, number, f"invalid JSON: {_one_line(str(exc))}{torn}")
             continue
         if not isinstance(document, dict):
@@ -124,7 +128,9 @@ def validate(paths: tuple[str, ...]) -> None:
     files = capture_files(paths)
     sizes = [p.stat().st_size for p in files]
     err = stderr()
-    show_progress = err.is_terminal and (sum(sizes) >= _PROGRESS_MIN_BYTES or len(files) >= _PROGRESS_MIN_FILES)
+    show_progress = err.is_terminal and (
+        sum(sizes) >= _PROGRESS_MIN_BYTES or len(files) >= _PROGRESS_MIN_FILES
+    )
     out = stdout()
     bad_lines: set[tuple[Path, int]] = set()
     total_lines = 0
@@ -148,8 +154,8 @@ def validate(paths: tuple[str, ...]) -> None:
     bad_files = len({path for path, _ in bad_lines})
     if bad_lines:
         out.print(
-            f"{len(bad_lines)} of {total_lines} lines invalid in {bad_files} of {len(files)} files", markup=False
+            f"{len(bad_lines)} of {total_lines} lines invalid in {bad_files} of {len(files)} files",
+            markup=False,
         )
         raise click.exceptions.Exit(1)
     out.print(f"ok: {total_lines} lines in {len(files)} files are valid", markup=False)
-

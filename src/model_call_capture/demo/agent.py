@@ -67,10 +67,15 @@ class DemoAgent:
         base = self.correlation.base_url_for_run(f"{self.model_base_url}/v1", run)
         question = str(run.get("question") or "What should I wear in Paris today?")
         async with (
-            AsyncOpenAI(base_url=base, api_key="demo-key", max_retries=0, default_headers=_PACED) as openai,
+            AsyncOpenAI(
+                base_url=base, api_key="demo-key", max_retries=0, default_headers=_PACED
+            ) as openai,
             # the Anthropic SDK appends /v1/messages itself
             AsyncAnthropic(
-                base_url=base.removesuffix("/v1"), api_key="demo-key", max_retries=0, default_headers=_PACED
+                base_url=base.removesuffix("/v1"),
+                api_key="demo-key",
+                max_retries=0,
+                default_headers=_PACED,
             ) as anthropic,
         ):
             if run.get("simulate_rate_limit"):

@@ -33,7 +33,7 @@ import httpx
 
 from .. import _codec
 
-__all__ = ["SCENARIOS", "ScriptedModelServer", "ScriptedFailure", "create_app"]
+__all__ = ["SCENARIOS", "ScriptedFailure", "ScriptedModelServer", "create_app"]
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -130,7 +130,9 @@ class ScriptedModelServer:
         if path == "/v1/models" and scope["method"] == "GET":
             models = {
                 "object": "list",
-                "data": [{"id": "demo-gpt", "object": "model", "created": _CREATED, "owned_by": "mcc"}],
+                "data": [
+                    {"id": "demo-gpt", "object": "model", "created": _CREATED, "owned_by": "mcc"}
+                ],
             }
             await _send_json(send, 200, models)
             return
@@ -152,7 +154,9 @@ class ScriptedModelServer:
         request = _codec.decode_object(body)
         script = _script(request.get("model") if request else None, headers.get(b"x-mcc-scenario"))
         if request is None:
-            await _send_json(send, 400, _error_body(dialect, 400, "the request body is not a JSON object"))
+            await _send_json(
+                send, 400, _error_body(dialect, 400, "the request body is not a JSON object")
+            )
             return
         disconnected = asyncio.Event()
         watcher = asyncio.ensure_future(_watch_disconnect(receive, disconnected))
@@ -207,7 +211,9 @@ async def _reply(
         response = httpx.Response(429, content=b'{"error":"slow down"}', request=upstream)
         raise httpx.HTTPStatusError("upstream said 429", request=upstream, response=response)
     if script.status is not None:
-        await _send_json(send, script.status, _error_body(dialect, script.status, "scripted error"), script)
+        await _send_json(
+            send, script.status, _error_body(dialect, script.status, "scripted error"), script
+        )
         return
     if "empty" in script:
         await _send_raw(send, 200, b"application/json", b"", script)
@@ -244,7 +250,9 @@ async def _send_json(send: Send, status: int, value: Any, script: _Script | None
     await _send_raw(send, status, b"application/json", _codec.encode(value), script)
 
 
-async def _send_raw(send: Send, status: int, content_type: bytes, data: bytes, script: _Script | None) -> None:
+async def _send_raw(
+    send: Send, status: int, content_type: bytes, data: bytes, script: _Script | None
+) -> None:
     script = script or _Script(frozenset(), None, 0)
     headers = _content_headers(content_type, script)
     data = _compress_whole(data, script)
@@ -253,7 +261,9 @@ async def _send_raw(send: Send, status: int, content_type: bytes, data: bytes, s
     headers.append((b"content-length", str(len(data)).encode()))
     await send({"type": "http.response.start", "status": status, "headers": headers})
     if "raise_mid" in script:
-        await send({"type": "http.response.body", "body": data[: len(data) // 2], "more_body": True})
+        await send(
+            {"type": "http.response.body", "body": data[: len(data) // 2], "more_body": True}
+        )
         raise ScriptedFailure("scripted failure in the middle of the body")
     if "raise_after_terminal" in script:
         await send({"type": "http.response.body", "body": data, "more_body": True})
@@ -309,11 +319,15 @@ def _pieces(chunks: list[bytes], script: _Script) -> list[bytes]:
     return [data[i : i + _SPLIT] for i in range(0, len(data), _SPLIT)]
 
 
-async def _send_stream(send: Send, reply: _Reply, script: _Script, disconnected: asyncio.Event) -> None:
+async def _send_stream(
+    send: Send, reply: _Reply, script: _Script, disconnected: asyncio.Event
+) -> None:
     content_type = (
-        b"Text/Event-Stream; charset=utf-8" if "uppercase_ct" in script else b"text/event-stream; charset=utf-8"
+        b"Text/Event-Stream; charset=utf-8"
+        if "uppercase_ct" in script
+        else b"text/event-stream; charset=utf-8"
     )
-    headers = _content_headers(content_type, script) + [(b"cache-control", b"no-cache")]
+    headers = [*_content_headers(content_type, script), (b"cache-control", b"no-cache")]
     await send({"type": "http.response.start", "status": 200, "headers": headers})
     compressor = _StreamCompressor(script)
     newline = b"\r\n" if "crlf" in script else b"\n"
@@ -327,11 +341,23 @@ async def _send_stream(send: Send, reply: _Reply, script: _Script, disconnected:
     if "forever" in script:
         events = reply.events()
         for event, data in events[:3]:
-            await send({"type": "http.response.body", "body": compressor.chunk(frame(event, data)), "more_body": True})
+            await send(
+                {
+                    "type": "http.response.body",
+                    "body": compressor.chunk(frame(event, data)),
+                    "more_body": True,
+                }
+            )
         n = 0
         while not disconnected.is_set():
             delta = reply.delta_event(f"forever {n} ", n)
-            await send({"type": "http.response.body", "body": compressor.chunk(frame(*delta)), "more_body": True})
+            await send(
+                {
+                    "type": "http.response.body",
+                    "body": compressor.chunk(frame(*delta)),
+                    "more_body": True,
+                }
+            )
             n += 1
             await asyncio.sleep(0)
         return
@@ -340,7 +366,10 @@ async def _send_stream(send: Send, reply: _Reply, script: _Script, disconnected:
         events = events[: len(events) // 2]
     frames = [frame(event, data) for event, data in events]
     if "keepalive" in script:
-        frames = [keepalive] + [f for pair in zip(frames, [keepalive] * len(frames), strict=True) for f in pair][:-1]
+        frames = [
+            keepalive,
+            *[f for pair in zip(frames, [keepalive] * len(frames), strict=True) for f in pair][:-1],
+        ]
     if "extra_after_terminal" in script:
         frames.append(b": after the end" + newline + newline + frame("ping", {"type": "ping"}))
     pieces = _pieces(frames, script)
@@ -352,7 +381,9 @@ async def _send_stream(send: Send, reply: _Reply, script: _Script, disconnected:
             raise ScriptedFailure("scripted failure in the middle of the stream")
         if "slow" in script and index:
             await asyncio.sleep(_SLOW_DELAY)
-        await send({"type": "http.response.body", "body": compressor.chunk(piece), "more_body": True})
+        await send(
+            {"type": "http.response.body", "body": compressor.chunk(piece), "more_body": True}
+        )
     if "raise_after_terminal" in script:
         raise ScriptedFailure("scripted failure after the terminal event")
     await send({"type": "http.response.body", "body": compressor.chunk(b"", last=True)})
@@ -376,7 +407,10 @@ def _error_body(dialect: str, status: int, message: str) -> dict[str, Any]:
         529: ("overloaded_error", "overloaded"),
     }.get(
         status,
-        ("api_error" if status >= 500 else "invalid_request_error", "server_error" if status >= 500 else "error"),
+        (
+            "api_error" if status >= 500 else "invalid_request_error",
+            "server_error" if status >= 500 else "error",
+        ),
     )
     if dialect == "messages":
         return {"type": "error", "error": {"type": kind[0], "message": message}}
@@ -407,14 +441,18 @@ class _Reply:
         return [self.text[i : i + size] for i in range(0, len(self.text), size)]
 
     def json(self) -> dict[str, Any]:
-        return {"responses": self._responses_json, "chat": self._chat_json, "messages": self._messages_json}[
-            self.dialect
-        ]()
+        return {
+            "responses": self._responses_json,
+            "chat": self._chat_json,
+            "messages": self._messages_json,
+        }[self.dialect]()
 
     def events(self) -> list[tuple[str | None, Any]]:
-        return {"responses": self._responses_events, "chat": self._chat_events, "messages": self._messages_events}[
-            self.dialect
-        ]()
+        return {
+            "responses": self._responses_events,
+            "chat": self._chat_events,
+            "messages": self._messages_events,
+        }[self.dialect]()
 
     def delta_event(self, text: str, n: int) -> tuple[str | None, Any]:
         """One more text delta, for the never-ending stream."""
@@ -452,13 +490,19 @@ class _Reply:
 
     def _responses_output(self) -> list[dict[str, Any]]:
         output: list[dict[str, Any]] = [
-            {"id": self._id("rs"), "type": "reasoning", "summary": [{"type": "summary_text", "text": _REASONING}]},
+            {
+                "id": self._id("rs"),
+                "type": "reasoning",
+                "summary": [{"type": "summary_text", "text": _REASONING}],
+            },
             {
                 "id": self._id("msg"),
                 "type": "message",
                 "role": "assistant",
                 "status": "incomplete" if self.incomplete else "completed",
-                "content": [{"type": "output_text", "text": self.text, "annotations": [], "logprobs": []}],
+                "content": [
+                    {"type": "output_text", "text": self.text, "annotations": [], "logprobs": []}
+                ],
             },
         ]
         if self.tool:
@@ -475,14 +519,18 @@ class _Reply:
             "status": status,
         }
 
-    def _responses_object(self, status: str, output: list[dict[str, Any]], usage: Any) -> dict[str, Any]:
+    def _responses_object(
+        self, status: str, output: list[dict[str, Any]], usage: Any
+    ) -> dict[str, Any]:
         return {
             "id": self._id("resp"),
             "object": "response",
             "created_at": _CREATED,
             "status": status,
             "error": None,
-            "incomplete_details": {"reason": "max_output_tokens"} if status == "incomplete" else None,
+            "incomplete_details": {"reason": "max_output_tokens"}
+            if status == "incomplete"
+            else None,
             "instructions": None,
             "max_output_tokens": None,
             "model": self.model,
@@ -516,30 +564,87 @@ class _Reply:
         rs = {"id": self._id("rs"), "type": "reasoning", "summary": []}
         add("response.output_item.added", output_index=0, item=rs)
         part = {"type": "summary_text", "text": ""}
-        add("response.reasoning_summary_part.added", item_id=rs["id"], output_index=0, summary_index=0, part=part)
         add(
-            "response.reasoning_summary_text.delta", item_id=rs["id"], output_index=0, summary_index=0, delta=_REASONING
+            "response.reasoning_summary_part.added",
+            item_id=rs["id"],
+            output_index=0,
+            summary_index=0,
+            part=part,
         )
-        add("response.reasoning_summary_text.done", item_id=rs["id"], output_index=0, summary_index=0, text=_REASONING)
+        add(
+            "response.reasoning_summary_text.delta",
+            item_id=rs["id"],
+            output_index=0,
+            summary_index=0,
+            delta=_REASONING,
+        )
+        add(
+            "response.reasoning_summary_text.done",
+            item_id=rs["id"],
+            output_index=0,
+            summary_index=0,
+            text=_REASONING,
+        )
         done_part = {"type": "summary_text", "text": _REASONING}
-        add("response.reasoning_summary_part.done", item_id=rs["id"], output_index=0, summary_index=0, part=done_part)
+        add(
+            "response.reasoning_summary_part.done",
+            item_id=rs["id"],
+            output_index=0,
+            summary_index=0,
+            part=done_part,
+        )
         output = self._responses_output()
         add("response.output_item.done", output_index=0, item=output[0])
         msg_id = self._id("msg")
         add(
             "response.output_item.added",
             output_index=1,
-            item={"id": msg_id, "type": "message", "role": "assistant", "status": "in_progress", "content": []},
+            item={
+                "id": msg_id,
+                "type": "message",
+                "role": "assistant",
+                "status": "in_progress",
+                "content": [],
+            },
         )
         empty = {"type": "output_text", "text": "", "annotations": [], "logprobs": []}
-        add("response.content_part.added", item_id=msg_id, output_index=1, content_index=0, part=empty)
+        add(
+            "response.content_part.added",
+            item_id=msg_id,
+            output_index=1,
+            content_index=0,
+            part=empty,
+        )
         for delta in self.deltas():
-            add("response.output_text.delta", item_id=msg_id, output_index=1, content_index=0, delta=delta, logprobs=[])
+            add(
+                "response.output_text.delta",
+                item_id=msg_id,
+                output_index=1,
+                content_index=0,
+                delta=delta,
+                logprobs=[],
+            )
         if self.incomplete:
-            add("response.incomplete", response=self._responses_object("incomplete", output, self._responses_usage()))
+            add(
+                "response.incomplete",
+                response=self._responses_object("incomplete", output, self._responses_usage()),
+            )
             return [(e["type"], e) for e in events]
-        add("response.output_text.done", item_id=msg_id, output_index=1, content_index=0, text=self.text, logprobs=[])
-        add("response.content_part.done", item_id=msg_id, output_index=1, content_index=0, part=output[1]["content"][0])
+        add(
+            "response.output_text.done",
+            item_id=msg_id,
+            output_index=1,
+            content_index=0,
+            text=self.text,
+            logprobs=[],
+        )
+        add(
+            "response.content_part.done",
+            item_id=msg_id,
+            output_index=1,
+            content_index=0,
+            part=output[1]["content"][0],
+        )
         add("response.output_item.done", output_index=1, item=output[1])
         if "error_event" in self.script:
             add(
@@ -551,10 +656,24 @@ class _Reply:
             return [(e["type"], e) for e in events]
         if self.tool:
             fc_id = self._id("fc")
-            add("response.output_item.added", output_index=2, item=self._function_call("in_progress", ""))
+            add(
+                "response.output_item.added",
+                output_index=2,
+                item=self._function_call("in_progress", ""),
+            )
             for piece in ('{"city":', '"Paris"}'):
-                add("response.function_call_arguments.delta", item_id=fc_id, output_index=2, delta=piece)
-            add("response.function_call_arguments.done", item_id=fc_id, output_index=2, arguments=_ARGUMENTS)
+                add(
+                    "response.function_call_arguments.delta",
+                    item_id=fc_id,
+                    output_index=2,
+                    delta=piece,
+                )
+            add(
+                "response.function_call_arguments.done",
+                item_id=fc_id,
+                output_index=2,
+                arguments=_ARGUMENTS,
+            )
             add("response.output_item.done", output_index=2, item=output[2])
         if "failed" in self.script:
             failed = self._responses_object("failed", output, None)
@@ -579,21 +698,38 @@ class _Reply:
         return "length" if self.incomplete else "tool_calls" if self.tool else "stop"
 
     def _chat_json(self) -> dict[str, Any]:
-        message: dict[str, Any] = {"role": "assistant", "content": self.text, "reasoning_content": _REASONING}
+        message: dict[str, Any] = {
+            "role": "assistant",
+            "content": self.text,
+            "reasoning_content": _REASONING,
+        }
         if self.tool:
             message["tool_calls"] = [
-                {"id": self._id("call"), "type": "function", "function": {"name": self.tool, "arguments": _ARGUMENTS}}
+                {
+                    "id": self._id("call"),
+                    "type": "function",
+                    "function": {"name": self.tool, "arguments": _ARGUMENTS},
+                }
             ]
         return {
             "id": f"chatcmpl-{self.key}",
             "object": "chat.completion",
             "created": _CREATED,
             "model": self.model,
-            "choices": [{"index": 0, "message": message, "finish_reason": self._finish_reason(), "logprobs": None}],
+            "choices": [
+                {
+                    "index": 0,
+                    "message": message,
+                    "finish_reason": self._finish_reason(),
+                    "logprobs": None,
+                }
+            ],
             "usage": self._chat_usage(),
         }
 
-    def _chunk(self, delta: dict[str, Any], finish: str | None = None, **extra: Any) -> dict[str, Any]:
+    def _chunk(
+        self, delta: dict[str, Any], finish: str | None = None, **extra: Any
+    ) -> dict[str, Any]:
         return {
             "id": f"chatcmpl-{self.key}",
             "object": "chat.completion.chunk",
@@ -630,13 +766,15 @@ class _Reply:
             }
             chunks.append(self._chunk({"tool_calls": [first]}))
             for piece in ('{"city":', '"Paris"}'):
-                chunks.append(self._chunk({"tool_calls": [{"index": 0, "function": {"arguments": piece}}]}))
+                chunks.append(
+                    self._chunk({"tool_calls": [{"index": 0, "function": {"arguments": piece}}]})
+                )
         chunks.append(self._chunk({}, self._finish_reason()))
         usage = self._chunk({}, usage=self._chat_usage())
         usage["choices"] = []
         chunks.append(usage)
         framed = [(None, chunk) for chunk in chunks]
-        return framed + [(None, b"[DONE]")]
+        return [*framed, (None, b"[DONE]")]
 
     # Anthropic Messages ----------------------------------------------------------
 
@@ -657,7 +795,14 @@ class _Reply:
             {"type": "text", "text": self.text},
         ]
         if self.tool:
-            content.append({"type": "tool_use", "id": self._id("toolu"), "name": self.tool, "input": {"city": "Paris"}})
+            content.append(
+                {
+                    "type": "tool_use",
+                    "id": self._id("toolu"),
+                    "name": self.tool,
+                    "input": {"city": "Paris"},
+                }
+            )
         return content
 
     def _messages_json(self) -> dict[str, Any]:
@@ -674,7 +819,11 @@ class _Reply:
 
     def _messages_events(self) -> list[tuple[str | None, Any]]:
         events: list[dict[str, Any]] = []
-        start = self._messages_json() | {"content": [], "stop_reason": None, "usage": self._messages_usage(1)}
+        start = self._messages_json() | {
+            "content": [],
+            "stop_reason": None,
+            "usage": self._messages_usage(1),
+        }
         events.append({"type": "message_start", "message": start})
         events.append(
             {
@@ -685,7 +834,11 @@ class _Reply:
         )
         events.append({"type": "ping"})
         events.append(
-            {"type": "content_block_delta", "index": 0, "delta": {"type": "thinking_delta", "thinking": _REASONING}}
+            {
+                "type": "content_block_delta",
+                "index": 0,
+                "delta": {"type": "thinking_delta", "thinking": _REASONING},
+            }
         )
         events.append(
             {
@@ -695,11 +848,25 @@ class _Reply:
             }
         )
         events.append({"type": "content_block_stop", "index": 0})
-        events.append({"type": "content_block_start", "index": 1, "content_block": {"type": "text", "text": ""}})
+        events.append(
+            {
+                "type": "content_block_start",
+                "index": 1,
+                "content_block": {"type": "text", "text": ""},
+            }
+        )
         for delta in self.deltas():
-            events.append({"type": "content_block_delta", "index": 1, "delta": {"type": "text_delta", "text": delta}})
+            events.append(
+                {
+                    "type": "content_block_delta",
+                    "index": 1,
+                    "delta": {"type": "text_delta", "text": delta},
+                }
+            )
         if "error_event" in self.script or "failed" in self.script:
-            events.append({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}})
+            events.append(
+                {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
+            )
             return [(e["type"], e) for e in events]
         events.append({"type": "content_block_stop", "index": 1})
         if self.tool:
@@ -732,7 +899,11 @@ def _offered_tool(dialect: str, request: dict[str, Any]) -> str | None:
         return None
     tool = tools[0]
     function = tool.get("function")
-    name = function.get("name") if dialect == "chat" and isinstance(function, dict) else tool.get("name")
+    name = (
+        function.get("name")
+        if dialect == "chat" and isinstance(function, dict)
+        else tool.get("name")
+    )
     if not isinstance(name, str):
         return None
     if dialect == "chat":
@@ -749,6 +920,8 @@ def _offered_tool(dialect: str, request: dict[str, Any]) -> str | None:
         messages = request.get("messages")
         last = messages[-1] if isinstance(messages, list) and messages else None
         content = last.get("content") if isinstance(last, dict) else None
-        if isinstance(content, list) and any(isinstance(b, dict) and b.get("type") == "tool_result" for b in content):
+        if isinstance(content, list) and any(
+            isinstance(b, dict) and b.get("type") == "tool_result" for b in content
+        ):
             return None
     return name

@@ -21,7 +21,15 @@ import msgspec
 
 from ..contracts import CaptureConfig, ModelCallCapture
 
-__all__ = ["MODEL_SERVER_NAME", "QUESTIONS", "DemoError", "DemoResult", "run_demo", "run_demo_async", "serving"]
+__all__ = [
+    "MODEL_SERVER_NAME",
+    "QUESTIONS",
+    "DemoError",
+    "DemoResult",
+    "run_demo",
+    "run_demo_async",
+    "serving",
+]
 
 QUESTIONS = (
     "What should I wear in Paris today?",
@@ -105,7 +113,10 @@ async def run_demo_async(directory: Path, *, rollouts: int = 4, concurrency: int
     config = CaptureConfig(observability_enabled=True, model_call_capture_dir=str(capture_dir))
     app = install_model_call_capture(create_app(), config, model_server_name=MODEL_SERVER_NAME)
     # Every fourth rollout starts with a call the server rate-limits, to show a recorded failure.
-    rows = [{"question": QUESTIONS[i % len(QUESTIONS)], "simulate_rate_limit": i % 4 == 3} for i in range(rollouts)]
+    rows = [
+        {"question": QUESTIONS[i % len(QUESTIONS)], "simulate_rate_limit": i % 4 == 3}
+        for i in range(rollouts)
+    ]
     async with serving(app) as url:
         summary = await collect(
             rows,
@@ -116,9 +127,18 @@ async def run_demo_async(directory: Path, *, rollouts: int = 4, concurrency: int
         )
     if summary.failed:
         rollout_id, error = next(iter(summary.failed.items()))
-        raise DemoError(f"{len(summary.failed)} of {rollouts} demo rollouts failed; rollout {rollout_id}: {error}")
-    output = sorted(read_rows(rollouts_path), key=lambda row: (row.get("_ng_task_index", 0), row.get("_ng_rollout_index", 0)))
-    captures = [msgspec.convert(row[ATTACHMENT_KEY], ModelCallCapture) for row in output if ATTACHMENT_KEY in row]
+        raise DemoError(
+            f"{len(summary.failed)} of {rollouts} demo rollouts failed; rollout {rollout_id}: {error}"
+        )
+    output = sorted(
+        read_rows(rollouts_path),
+        key=lambda row: (row.get("_ng_task_index", 0), row.get("_ng_rollout_index", 0)),
+    )
+    captures = [
+        msgspec.convert(row[ATTACHMENT_KEY], ModelCallCapture)
+        for row in output
+        if ATTACHMENT_KEY in row
+    ]
     return DemoResult(directory, capture_dir, rollouts_path, captures, time.monotonic() - started)
 
 

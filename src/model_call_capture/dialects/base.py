@@ -7,10 +7,9 @@ adding a dialect means adding one module and one line in `dialects/__init__.py`.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypeAlias, TypeVar
-
-import re
 
 import msgspec
 

@@ -382,11 +382,23 @@ def decode_chunk(data: bytes | str) -> ChatCompletionChunk:
 # --- stream reassembly ------------------------------------------------------------------
 
 _CONCAT = frozenset(
-    {"content", "refusal", "reasoning_content", "reasoning", "arguments", "text", "data", "transcript", "summary"}
+    {
+        "content",
+        "refusal",
+        "reasoning_content",
+        "reasoning",
+        "arguments",
+        "text",
+        "data",
+        "transcript",
+        "summary",
+    }
 )
 """Delta fields whose fragments are concatenated; every other string keeps its first value."""
 
-_CHUNK_SKIP = frozenset({"id", "object", "created", "model", "choices", "usage", "error", "obfuscation"})
+_CHUNK_SKIP = frozenset(
+    {"id", "object", "created", "model", "choices", "usage", "error", "obfuscation"}
+)
 """Chunk fields merged by hand (or per-chunk padding that means nothing once joined)."""
 
 _CHOICE_KNOWN = frozenset({"index", "delta", "finish_reason", "logprobs"})
@@ -444,7 +456,16 @@ def _merge_list(acc: list[Any], values: list[Any]) -> None:
 class _Choice:
     """One choice being built: text fields grow in `TextParts`, joined at the end."""
 
-    __slots__ = ("index", "role", "parts", "tool_calls", "message_extra", "logprobs", "finish_reason", "extra")
+    __slots__ = (
+        "extra",
+        "finish_reason",
+        "index",
+        "logprobs",
+        "message_extra",
+        "parts",
+        "role",
+        "tool_calls",
+    )
 
     def __init__(self, index: int) -> None:
         self.index = index
@@ -547,7 +568,11 @@ class _Choice:
                 fn = entry.get("function")
                 function = dict(fn) if isinstance(fn, dict) else {}
                 function["arguments"] = entry["_args"].value()
-                call = {"id": entry.get("id"), "type": entry.get("type") or "function", "function": function}
+                call = {
+                    "id": entry.get("id"),
+                    "type": entry.get("type") or "function",
+                    "function": function,
+                }
                 for key, value in entry.items():
                     if key != "_args":
                         call.setdefault(key, value)
@@ -579,16 +604,16 @@ class StreamState:
     """Incremental reassembly of one OpenAI Chat Completions stream into a `chat.completion`."""
 
     __slots__ = (
-        "_terminal",
-        "_seen",
+        "_choices",
+        "_created",
+        "_dropped",
+        "_error",
+        "_extra",
         "_id",
         "_model",
-        "_created",
-        "_choices",
+        "_seen",
+        "_terminal",
         "_usage",
-        "_extra",
-        "_error",
-        "_dropped",
     )
 
     def __init__(self) -> None:
@@ -627,7 +652,9 @@ class StreamState:
         chunk = decode_object(data)
         if event.event == "error":
             if self._error is None:
-                self._error = _error_payload(chunk.get("error", chunk) if chunk is not None else _text(data))
+                self._error = _error_payload(
+                    chunk.get("error", chunk) if chunk is not None else _text(data)
+                )
             self._terminal = "error"
             return
         if chunk is None:
@@ -647,7 +674,12 @@ class StreamState:
             self._id = ident
         if not self._model and isinstance(model, str) and model:
             self._model = model
-        if not self._created and isinstance(created, int) and not isinstance(created, bool) and created:
+        if (
+            not self._created
+            and isinstance(created, int)
+            and not isinstance(created, bool)
+            and created
+        ):
             self._created = created
         choices = chunk.get("choices")
         if isinstance(choices, list):
@@ -800,7 +832,11 @@ def _derive(request: Payload, resp: _ResponseView) -> Derived:
     if cached is None:
         cached = token_count(usage.prompt_cache_hit_tokens)  # DeepSeek
     choices = resp.choices
-    first = choices[0] if isinstance(choices, list) and choices and isinstance(choices[0], _ChoiceView) else _NO_CHOICE
+    first = (
+        choices[0]
+        if isinstance(choices, list) and choices and isinstance(choices[0], _ChoiceView)
+        else _NO_CHOICE
+    )
     message = first.message if isinstance(first.message, _MessageView) else _NO_MESSAGE
     tool_calls: list[ToolCall] = []
     raw_calls = message.tool_calls
@@ -817,7 +853,13 @@ def _derive(request: Payload, resp: _ResponseView) -> Derived:
         )
     legacy = message.function_call
     if isinstance(legacy, _FunctionView):
-        tool_calls.append(ToolCall(call_id=None, name=_nonempty(legacy.name), arguments=tool_arguments(legacy.arguments)))
+        tool_calls.append(
+            ToolCall(
+                call_id=None,
+                name=_nonempty(legacy.name),
+                arguments=tool_arguments(legacy.arguments),
+            )
+        )
     return Derived(
         response_id=_nonempty(resp.id),
         model=_nonempty(resp.model) or _nonempty(request_model(request)),

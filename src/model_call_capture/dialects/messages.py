@@ -259,7 +259,9 @@ class TextBlock(msgspec.Struct, kw_only=True, omit_defaults=True, tag_field="typ
     """Sources the text cites."""
 
 
-class ThinkingBlock(msgspec.Struct, kw_only=True, omit_defaults=True, tag_field="type", tag="thinking"):
+class ThinkingBlock(
+    msgspec.Struct, kw_only=True, omit_defaults=True, tag_field="type", tag="thinking"
+):
     """The model's extended thinking."""
 
     thinking: str
@@ -277,7 +279,9 @@ class RedactedThinkingBlock(
     """Opaque encrypted thinking."""
 
 
-class ToolUseBlock(msgspec.Struct, kw_only=True, omit_defaults=True, tag_field="type", tag="tool_use"):
+class ToolUseBlock(
+    msgspec.Struct, kw_only=True, omit_defaults=True, tag_field="type", tag="tool_use"
+):
     """A call of a client tool: the caller runs it and answers with a `tool_result`."""
 
     id: str
@@ -305,7 +309,9 @@ class ServerToolUseBlock(
     """Who made the call, when not the model directly."""
 
 
-class MCPToolUseBlock(msgspec.Struct, kw_only=True, omit_defaults=True, tag_field="type", tag="mcp_tool_use"):
+class MCPToolUseBlock(
+    msgspec.Struct, kw_only=True, omit_defaults=True, tag_field="type", tag="mcp_tool_use"
+):
     """A call of a tool on an MCP server, run by the API (beta)."""
 
     id: str
@@ -358,7 +364,11 @@ class WebFetchToolResultBlock(
 
 
 class CodeExecutionToolResultBlock(
-    msgspec.Struct, kw_only=True, omit_defaults=True, tag_field="type", tag="code_execution_tool_result"
+    msgspec.Struct,
+    kw_only=True,
+    omit_defaults=True,
+    tag_field="type",
+    tag="code_execution_tool_result",
 ):
     """The result of running code."""
 
@@ -369,7 +379,11 @@ class CodeExecutionToolResultBlock(
 
 
 class BashCodeExecutionToolResultBlock(
-    msgspec.Struct, kw_only=True, omit_defaults=True, tag_field="type", tag="bash_code_execution_tool_result"
+    msgspec.Struct,
+    kw_only=True,
+    omit_defaults=True,
+    tag_field="type",
+    tag="bash_code_execution_tool_result",
 ):
     """The result of a bash command run by code execution."""
 
@@ -395,7 +409,11 @@ class TextEditorCodeExecutionToolResultBlock(
 
 
 class ToolSearchToolResultBlock(
-    msgspec.Struct, kw_only=True, omit_defaults=True, tag_field="type", tag="tool_search_tool_result"
+    msgspec.Struct,
+    kw_only=True,
+    omit_defaults=True,
+    tag_field="type",
+    tag="tool_search_tool_result",
 ):
     """Tools found by the tool search tool."""
 
@@ -425,7 +443,9 @@ class ContainerUploadBlock(
     """The uploaded file's id."""
 
 
-class CompactionBlock(msgspec.Struct, kw_only=True, omit_defaults=True, tag_field="type", tag="compaction"):
+class CompactionBlock(
+    msgspec.Struct, kw_only=True, omit_defaults=True, tag_field="type", tag="compaction"
+):
     """A summary of earlier context written by automatic compaction (beta)."""
 
     content: str | None = None
@@ -436,7 +456,9 @@ class CompactionBlock(msgspec.Struct, kw_only=True, omit_defaults=True, tag_fiel
     """Signature over the summary."""
 
 
-class FallbackBlock(msgspec.Struct, kw_only=True, omit_defaults=True, tag_field="type", tag="fallback"):
+class FallbackBlock(
+    msgspec.Struct, kw_only=True, omit_defaults=True, tag_field="type", tag="fallback"
+):
     """The point where one model's output gives way to a fallback model's (beta)."""
 
     from_: dict[str, Any] = msgspec.field(name="from")
@@ -494,7 +516,9 @@ class TextDelta(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag="t
     """The text fragment."""
 
 
-class InputJSONDelta(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag="input_json_delta"):
+class InputJSONDelta(
+    msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag="input_json_delta"
+):
     """A fragment of a tool call's JSON arguments."""
 
     partial_json: str
@@ -515,14 +539,18 @@ class ThinkingDelta(msgspec.Struct, kw_only=True, gc=False, tag_field="type", ta
     """The thinking fragment."""
 
 
-class SignatureDelta(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag="signature_delta"):
+class SignatureDelta(
+    msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag="signature_delta"
+):
     """The signature of a `thinking` block, sent just before its `content_block_stop`."""
 
     signature: str
     """The signature (appended to the block's, which starts empty)."""
 
 
-class CompactionDelta(msgspec.Struct, kw_only=True, omit_defaults=True, tag_field="type", tag="compaction_delta"):
+class CompactionDelta(
+    msgspec.Struct, kw_only=True, omit_defaults=True, tag_field="type", tag="compaction_delta"
+):
     """Content of a `compaction` block (beta)."""
 
     content: str | None = None
@@ -531,7 +559,9 @@ class CompactionDelta(msgspec.Struct, kw_only=True, omit_defaults=True, tag_fiel
     """Opaque metadata to send back verbatim."""
 
 
-ContentBlockDelta = TextDelta | InputJSONDelta | CitationsDelta | ThinkingDelta | SignatureDelta | CompactionDelta
+ContentBlockDelta = (
+    TextDelta | InputJSONDelta | CitationsDelta | ThinkingDelta | SignatureDelta | CompactionDelta
+)
 """Every delta type the Anthropic SDK (2.14, beta included) knows, tagged by `type`."""
 
 
@@ -545,7 +575,9 @@ class MessageStartEvent(msgspec.Struct, kw_only=True, tag_field="type", tag="mes
     """The message so far."""
 
 
-class ContentBlockStartEvent(msgspec.Struct, kw_only=True, tag_field="type", tag="content_block_start"):
+class ContentBlockStartEvent(
+    msgspec.Struct, kw_only=True, tag_field="type", tag="content_block_start"
+):
     """A content block begins at `index`."""
 
     index: int
@@ -554,7 +586,9 @@ class ContentBlockStartEvent(msgspec.Struct, kw_only=True, tag_field="type", tag
     """The block's starting value (open object tagged by `type`, see `ContentBlock`)."""
 
 
-class ContentBlockDeltaEvent(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag="content_block_delta"):
+class ContentBlockDeltaEvent(
+    msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag="content_block_delta"
+):
     """More content for the block at `index`."""
 
     index: int
@@ -563,7 +597,9 @@ class ContentBlockDeltaEvent(msgspec.Struct, kw_only=True, gc=False, tag_field="
     """What to add."""
 
 
-class ContentBlockStopEvent(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag="content_block_stop"):
+class ContentBlockStopEvent(
+    msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag="content_block_stop"
+):
     """The block at `index` is complete."""
 
     index: int
@@ -583,7 +619,9 @@ class MessageDelta(msgspec.Struct, kw_only=True, omit_defaults=True):
     """The container used by code execution."""
 
 
-class MessageDeltaEvent(msgspec.Struct, kw_only=True, omit_defaults=True, tag_field="type", tag="message_delta"):
+class MessageDeltaEvent(
+    msgspec.Struct, kw_only=True, omit_defaults=True, tag_field="type", tag="message_delta"
+):
     """Final top-level changes and cumulative usage, just before `message_stop`."""
 
     delta: MessageDelta
@@ -594,7 +632,9 @@ class MessageDeltaEvent(msgspec.Struct, kw_only=True, omit_defaults=True, tag_fi
     """What context editing did (beta)."""
 
 
-class MessageStopEvent(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag="message_stop"):
+class MessageStopEvent(
+    msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag="message_stop"
+):
     """Last event of a complete stream."""
 
 
@@ -738,7 +778,7 @@ this union rejects)."""
 class _Block:
     """One content block being built: its starting value plus the fragments since."""
 
-    __slots__ = ("kind", "data", "parts", "citations", "json")
+    __slots__ = ("citations", "data", "json", "kind", "parts")
 
     def __init__(self, data: dict[str, Any]) -> None:
         self.kind = data.get("type")
@@ -769,7 +809,17 @@ class _Block:
 class StreamState:
     """Incremental reassembly of one Anthropic Messages stream (see the module docstring)."""
 
-    __slots__ = ("_terminal", "_error", "_message", "_blocks", "_usage", "_dropped", "_lost", "_started", "_touched")
+    __slots__ = (
+        "_blocks",
+        "_dropped",
+        "_error",
+        "_lost",
+        "_message",
+        "_started",
+        "_terminal",
+        "_touched",
+        "_usage",
+    )
 
     def __init__(self) -> None:
         self._terminal: Terminal | None = None
@@ -899,7 +949,11 @@ class StreamState:
         self._blocks[index] = _Block(dict(block))
         self._touched = True
         target = block.get("to")
-        if block.get("type") == "fallback" and isinstance(target, dict) and isinstance(target.get("model"), str):
+        if (
+            block.get("type") == "fallback"
+            and isinstance(target, dict)
+            and isinstance(target.get("model"), str)
+        ):
             # The model that serves the rest of the message; the non-streaming body
             # names it in `model` too.
             if self._message is not None:
@@ -1127,7 +1181,9 @@ def _derive_usage(derived: Derived, usage: _UsageView) -> None:
     if read_count is not None:
         derived.cache_hit = read_count > 0
     # An absent cache count means no cache traffic; a present but invalid one is unknown.
-    cache_known = (cached is None or read_count is not None) and (created is None or create_count is not None)
+    cache_known = (cached is None or read_count is not None) and (
+        created is None or create_count is not None
+    )
     if plain is not None and cache_known:
         derived.tokens_in = plain + (read_count or 0) + (create_count or 0)
     derived.tokens_out = token_count(usage.output_tokens)

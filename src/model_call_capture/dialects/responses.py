@@ -43,12 +43,12 @@ __all__ = [
     "NAME",
     "PATH",
     "Derived",
+    "IncompleteDetails",
     "InputTokensDetails",
     "OutputTokensDetails",
     "Request",
     "Response",
     "ResponseError",
-    "IncompleteDetails",
     "ResponseUsage",
     "StreamEvent",
     "StreamState",
@@ -295,7 +295,9 @@ class _OutputItemEvent(_Event, kw_only=True):
     """The output item (message, function_call, reasoning, ...), an open object tagged by `type`."""
 
 
-class ResponseOutputItemAddedEvent(_OutputItemEvent, tag="response.output_item.added", kw_only=True):
+class ResponseOutputItemAddedEvent(
+    _OutputItemEvent, tag="response.output_item.added", kw_only=True
+):
     """An output item was added."""
 
 
@@ -374,11 +376,15 @@ class ResponseRefusalDoneEvent(_ContentEvent, tag="response.refusal.done", kw_on
     """The full refusal text."""
 
 
-class ResponseReasoningTextDeltaEvent(_DeltaMixin, tag="response.reasoning_text.delta", kw_only=True):
+class ResponseReasoningTextDeltaEvent(
+    _DeltaMixin, tag="response.reasoning_text.delta", kw_only=True
+):
     """A fragment of raw reasoning text."""
 
 
-class ResponseReasoningTextDoneEvent(_ContentEvent, tag="response.reasoning_text.done", kw_only=True):
+class ResponseReasoningTextDoneEvent(
+    _ContentEvent, tag="response.reasoning_text.done", kw_only=True
+):
     """A reasoning text part is complete."""
 
     text: str
@@ -469,11 +475,15 @@ class ResponseCustomToolCallInputDoneEvent(
     """The full input text."""
 
 
-class ResponseMcpCallArgumentsDeltaEvent(_ArgsDelta, tag="response.mcp_call_arguments.delta", kw_only=True):
+class ResponseMcpCallArgumentsDeltaEvent(
+    _ArgsDelta, tag="response.mcp_call_arguments.delta", kw_only=True
+):
     """A fragment of an MCP tool call's JSON arguments."""
 
 
-class ResponseMcpCallArgumentsDoneEvent(_ItemEvent, tag="response.mcp_call_arguments.done", kw_only=True):
+class ResponseMcpCallArgumentsDoneEvent(
+    _ItemEvent, tag="response.mcp_call_arguments.done", kw_only=True
+):
     """An MCP tool call's arguments are complete."""
 
     arguments: str
@@ -539,7 +549,9 @@ class ResponseShellCallCommandDeltaEvent(
     """Random padding that hides the length of the delta."""
 
 
-class ResponseShellCallCommandDoneEvent(_CommandEvent, tag="response.shell_call_command.done", kw_only=True):
+class ResponseShellCallCommandDoneEvent(
+    _CommandEvent, tag="response.shell_call_command.done", kw_only=True
+):
     """A shell call command is complete."""
 
     command: str
@@ -588,11 +600,15 @@ class ResponseWebSearchCallInProgressEvent(
     """A web search call started."""
 
 
-class ResponseWebSearchCallSearchingEvent(_ItemEvent, tag="response.web_search_call.searching", kw_only=True):
+class ResponseWebSearchCallSearchingEvent(
+    _ItemEvent, tag="response.web_search_call.searching", kw_only=True
+):
     """A web search call is searching."""
 
 
-class ResponseWebSearchCallCompletedEvent(_ItemEvent, tag="response.web_search_call.completed", kw_only=True):
+class ResponseWebSearchCallCompletedEvent(
+    _ItemEvent, tag="response.web_search_call.completed", kw_only=True
+):
     """A web search call completed."""
 
 
@@ -669,15 +685,21 @@ class ResponseMcpListToolsInProgressEvent(
     """Listing an MCP server's tools started."""
 
 
-class ResponseMcpListToolsCompletedEvent(_ItemEvent, tag="response.mcp_list_tools.completed", kw_only=True):
+class ResponseMcpListToolsCompletedEvent(
+    _ItemEvent, tag="response.mcp_list_tools.completed", kw_only=True
+):
     """Listing an MCP server's tools completed."""
 
 
-class ResponseMcpListToolsFailedEvent(_ItemEvent, tag="response.mcp_list_tools.failed", kw_only=True):
+class ResponseMcpListToolsFailedEvent(
+    _ItemEvent, tag="response.mcp_list_tools.failed", kw_only=True
+):
     """Listing an MCP server's tools failed."""
 
 
-class ResponseCompactionCompactingEvent(_ItemEvent, tag="response.compaction.compacting", kw_only=True):
+class ResponseCompactionCompactingEvent(
+    _ItemEvent, tag="response.compaction.compacting", kw_only=True
+):
     """A compaction item is being produced."""
 
 
@@ -692,7 +714,9 @@ class ResponseAudioDoneEvent(_Event, tag="response.audio.done", kw_only=True):
     """The output audio is complete."""
 
 
-class ResponseAudioTranscriptDeltaEvent(_Event, tag="response.audio.transcript.delta", kw_only=True):
+class ResponseAudioTranscriptDeltaEvent(
+    _Event, tag="response.audio.transcript.delta", kw_only=True
+):
     """A fragment of the output audio's transcript."""
 
     delta: str
@@ -857,8 +881,26 @@ def _slots() -> dict[str, _Slot]:
     table: dict[str, _Slot] = {}
     specs: list[tuple[str, str, _Where, str, str, str, str, str]] = [
         # type stem, item type, where, container, index key, field, part type, done value key
-        ("response.output_text", "message", "part", "content", "content_index", "text", "output_text", "text"),
-        ("response.refusal", "message", "part", "content", "content_index", "refusal", "refusal", "refusal"),
+        (
+            "response.output_text",
+            "message",
+            "part",
+            "content",
+            "content_index",
+            "text",
+            "output_text",
+            "text",
+        ),
+        (
+            "response.refusal",
+            "message",
+            "part",
+            "content",
+            "content_index",
+            "refusal",
+            "refusal",
+            "refusal",
+        ),
         (
             "response.reasoning_text",
             "reasoning",
@@ -879,16 +921,65 @@ def _slots() -> dict[str, _Slot]:
             "summary_text",
             "text",
         ),
-        ("response.function_call_arguments", "function_call", "field", "", "", "arguments", "", "arguments"),
-        ("response.custom_tool_call_input", "custom_tool_call", "field", "", "", "input", "", "input"),
+        (
+            "response.function_call_arguments",
+            "function_call",
+            "field",
+            "",
+            "",
+            "arguments",
+            "",
+            "arguments",
+        ),
+        (
+            "response.custom_tool_call_input",
+            "custom_tool_call",
+            "field",
+            "",
+            "",
+            "input",
+            "",
+            "input",
+        ),
         ("response.mcp_call_arguments", "mcp_call", "field", "", "", "arguments", "", "arguments"),
-        ("response.code_interpreter_call_code", "code_interpreter_call", "field", "", "", "code", "", "code"),
-        ("response.apply_patch_call_operation_diff", "apply_patch_call", "operation", "", "", "diff", "", "diff"),
-        ("response.shell_call_command", "shell_call", "command", "", "command_index", "", "", "command"),
+        (
+            "response.code_interpreter_call_code",
+            "code_interpreter_call",
+            "field",
+            "",
+            "",
+            "code",
+            "",
+            "code",
+        ),
+        (
+            "response.apply_patch_call_operation_diff",
+            "apply_patch_call",
+            "operation",
+            "",
+            "",
+            "diff",
+            "",
+            "diff",
+        ),
+        (
+            "response.shell_call_command",
+            "shell_call",
+            "command",
+            "",
+            "command_index",
+            "",
+            "",
+            "command",
+        ),
     ]
     for stem, item_type, where, container, index_key, field, part_type, done_key in specs:
-        table[stem + ".delta"] = _Slot(item_type, where, container, index_key, field, part_type, "delta", True)
-        table[stem + ".done"] = _Slot(item_type, where, container, index_key, field, part_type, done_key, False)
+        table[stem + ".delta"] = _Slot(
+            item_type, where, container, index_key, field, part_type, "delta", True
+        )
+        table[stem + ".done"] = _Slot(
+            item_type, where, container, index_key, field, part_type, done_key, False
+        )
     # A shell command is announced with its first text.
     table["response.shell_call_command.added"] = table["response.shell_call_command.done"]
     return table
@@ -939,7 +1030,7 @@ def _place(existing: Any, index: int, value: Any) -> list[Any]:
 class _ItemState:
     """One output item being rebuilt: the item as last announced plus what deltas added."""
 
-    __slots__ = ("item", "done", "parts", "final_parts", "texts", "annotations")
+    __slots__ = ("annotations", "done", "final_parts", "item", "parts", "texts")
 
     def __init__(self, item: _Any) -> None:
         self.item = item
@@ -964,7 +1055,10 @@ class _ItemState:
                 out[field] = text
             elif where == "operation":
                 operation = out.get("operation")
-                out["operation"] = {**(operation if isinstance(operation, dict) else {}), field: text}
+                out["operation"] = {
+                    **(operation if isinstance(operation, dict) else {}),
+                    field: text,
+                }
             else:  # a shell command
                 commands[index] = text
         if commands:
@@ -999,7 +1093,7 @@ class _ItemState:
 class StreamState:
     """Incremental reassembly of one OpenAI Responses API stream; no I/O, never raises."""
 
-    __slots__ = ("_terminal", "_final", "_envelope", "_items", "_error", "_notes", "_suppressed")
+    __slots__ = ("_envelope", "_error", "_final", "_items", "_notes", "_suppressed", "_terminal")
 
     def __init__(self) -> None:
         self._terminal: Terminal | None = None
@@ -1019,7 +1113,7 @@ class StreamState:
         """Take one decoded SSE event; never raises, whatever it holds."""
         try:
             self._feed(event)
-        except Exception as exc:  # noqa: BLE001 - a capture must never fail the stream it observes
+        except Exception as exc:
             self._note(f"event could not be used ({type(exc).__name__})")
 
     def result(self) -> StreamResult:
@@ -1034,7 +1128,9 @@ class StreamState:
             if self._envelope is None and not output:
                 response = None
             else:
-                response = dict(self._envelope) if self._envelope is not None else {"object": "response"}
+                response = (
+                    dict(self._envelope) if self._envelope is not None else {"object": "response"}
+                )
                 if output or not isinstance(response.get("output"), list):
                     response["output"] = output
         notes = list(self._notes)
@@ -1074,9 +1170,18 @@ class StreamState:
                 return
             index = getattr(typed, slot.index_key) if slot.index_key else 0
             value = getattr(typed, slot.value_key)
-            self._on_slot(slot, typed.output_index, index, value, typed.item_id, str(typed.__struct_config__.tag))
+            self._on_slot(
+                slot,
+                typed.output_index,
+                index,
+                value,
+                typed.item_id,
+                str(typed.__struct_config__.tag),
+            )
             return
-        del typed  # a final event carries the whole output: don't hold it twice while decoding it again
+        del (
+            typed
+        )  # a final event carries the whole output: don't hold it twice while decoding it again
         stripped = data.strip()
         if not stripped or stripped == b"[DONE]":
             return
@@ -1199,7 +1304,11 @@ class StreamState:
         if output_index is None or index is None or not isinstance(part, dict):
             self._note(f"{kind} without output_index, {index_key} or part")
             return
-        item_type = "message" if container == "content" and part.get("type") != "reasoning_text" else "reasoning"
+        item_type = (
+            "message"
+            if container == "content" and part.get("type") != "reasoning_text"
+            else "reasoning"
+        )
         state = self._item_for(output_index, item_type, payload.get("item_id"), kind)
         if state is None:
             return
@@ -1210,7 +1319,9 @@ class StreamState:
             if field is not None and isinstance(part.get(field), str):
                 state.texts.pop((container, field, index), None)
 
-    def _on_slot(self, slot: _Slot, output_index: Any, index: Any, value: Any, item_id: Any, kind: str) -> None:
+    def _on_slot(
+        self, slot: _Slot, output_index: Any, index: Any, value: Any, item_id: Any, kind: str
+    ) -> None:
         output_index = _index(output_index)
         index = _index(index)
         if output_index is None or index is None or not isinstance(value, str):
@@ -1236,7 +1347,9 @@ class StreamState:
         content_index = _index(payload.get("content_index", 0))
         annotation = payload.get("annotation")
         if output_index is None or content_index is None or annotation is None:
-            self._note("output_text.annotation.added without output_index, content_index or annotation")
+            self._note(
+                "output_text.annotation.added without output_index, content_index or annotation"
+            )
             return
         kind = "response.output_text.annotation.added"
         state = self._item_for(output_index, "message", payload.get("item_id"), kind)
@@ -1366,7 +1479,11 @@ def derive(request: Payload, response: Payload) -> Derived:
         kind = item.type
         if kind == "function_call" or kind == "custom_tool_call":
             raw = item.arguments if kind == "function_call" else item.input
-            tool_calls.append(ToolCall(call_id=_str(item.call_id), name=_str(item.name), arguments=tool_arguments(raw)))
+            tool_calls.append(
+                ToolCall(
+                    call_id=_str(item.call_id), name=_str(item.name), arguments=tool_arguments(raw)
+                )
+            )
         elif kind == "reasoning":
             for parts in (item.summary, item.content):
                 for part in parts if isinstance(parts, list) else []:
