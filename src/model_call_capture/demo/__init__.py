@@ -2,5 +2,5 @@
 
 `model_server.create_app()` is the scripted model server (all three dialects, JSON and
 streaming, with every failure on demand); tests use it as the app behind the capture
-middleware.
+middleware. `scenarios` holds what its scripted model says in each dialect.
 """

@@ -40,7 +40,7 @@ _WEATHER_TOOL: Any = {
 }
 
 
-# Asks the scripted server to pace its streams like a real model (20 ms between chunks),
+# Asks the scripted server to pace its streams like a real model (the `slow` scenario),
 # so the demo's latency and time to first token differ the way they do in production.
 _PACED = {"x-mcc-scenario": "slow"}
 
