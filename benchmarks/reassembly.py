@@ -124,15 +124,15 @@ def run(quick: bool) -> list[Row]:
 
 def _split(dialect: str, chunks: list[bytes], rounds: int) -> Row:
     """Where our time goes per event: the SSE decoder against the dialect's stream state."""
+    module = get_dialect(dialect)
     decoded: list[SseEvent] = []
-    decoder = SseDecoder()
+    decoder = SseDecoder(module.EVENT_NAMES)
     for chunk in chunks:
         decoded += decoder.feed(chunk)
     decoded += decoder.finish()
-    module = get_dialect(dialect)
 
     def sse() -> None:
-        d = SseDecoder()
+        d = SseDecoder(module.EVENT_NAMES)
         for chunk in chunks:
             d.feed(chunk)
         d.finish()

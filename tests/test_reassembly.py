@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import random
+from collections.abc import Iterable
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -17,9 +18,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import CORPUS
+from model_call_capture import reassembly
 from model_call_capture.dialects import DIALECTS as DIALECT_MODULES
 from model_call_capture.reassembly import StreamReassembler, StreamResult, reassemble_stream
-from model_call_capture.sse import SseEvent
+from model_call_capture.sse import SseDecoder, SseEvent
 
 DIALECTS = ("responses", "chat", "messages")
 STREAMS = sorted(CORPUS.glob("streams/*/*.sse"))
@@ -115,6 +117,20 @@ def test_unknown_dialect_is_refused_with_the_known_names() -> None:
         match=r"unknown dialect 'completions'; expected one of \['chat', 'messages', 'responses'\]",
     ):
         StreamReassembler("completions")
+
+
+def test_the_decoder_is_told_the_dialects_event_names(monkeypatch: pytest.MonkeyPatch) -> None:
+    told: list[tuple[str, ...]] = []
+
+    def decoder(event_names: Iterable[str] = ()) -> SseDecoder:
+        told.append(tuple(event_names))
+        return SseDecoder(event_names)
+
+    monkeypatch.setattr(reassembly, "SseDecoder", decoder)
+    for dialect in DIALECTS:
+        StreamReassembler(dialect)
+    assert told == [DIALECT_MODULES[dialect].EVENT_NAMES for dialect in DIALECTS]
+    assert all(told)  # chat too: Groq names its in-stream error event
 
 
 def test_content_seen_ignores_keep_alive_comments() -> None:
@@ -240,7 +256,9 @@ class _BuggyState:
 def test_a_raising_dialect_state_costs_one_event_not_the_stream(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    fake = SimpleNamespace(NAME="chat", PATH="/v1/chat/completions", new_stream_state=_BuggyState)
+    fake = SimpleNamespace(
+        NAME="chat", PATH="/v1/chat/completions", EVENT_NAMES=(), new_stream_state=_BuggyState
+    )
     monkeypatch.setitem(DIALECT_MODULES, "chat", fake)
     reassembler = StreamReassembler("chat")
     reassembler.feed(b"data: bad\n\ndata: good\n\n")
@@ -253,7 +271,9 @@ def test_a_raising_dialect_state_costs_one_event_not_the_stream(
 
 
 def test_a_state_whose_result_raises_still_gives_a_result(monkeypatch: pytest.MonkeyPatch) -> None:
-    fake = SimpleNamespace(NAME="chat", PATH="/v1/chat/completions", new_stream_state=_BuggyState)
+    fake = SimpleNamespace(
+        NAME="chat", PATH="/v1/chat/completions", EVENT_NAMES=(), new_stream_state=_BuggyState
+    )
     monkeypatch.setitem(DIALECT_MODULES, "chat", fake)
     reassembler = StreamReassembler("chat")
     assert reassembler.finish() == StreamResult(

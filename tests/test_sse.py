@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import re
+from collections.abc import Iterable
 
 import pytest
 from hypothesis import given, settings
@@ -20,9 +21,9 @@ from model_call_capture.sse import SseDecoder, SseEvent
 BOM = b"\xef\xbb\xbf"
 
 
-def decode_all(*chunks: bytes) -> list[SseEvent]:
-    """Feed `chunks` in order, then finish; all events."""
-    decoder = SseDecoder()
+def decode_all(*chunks: bytes, event_names: Iterable[str] = ()) -> list[SseEvent]:
+    """Feed `chunks` in order to a decoder told `event_names`, then finish; all events."""
+    decoder = SseDecoder(event_names)
     events: list[SseEvent] = []
     for chunk in chunks:
         events += decoder.feed(chunk)
@@ -269,6 +270,45 @@ def test_a_one_event_chunk_after_a_held_line_is_joined_to_it() -> None:
     ]
 
 
+# --- event names the caller knows ----------------------------------------------------------
+
+
+def test_a_known_event_name_is_looked_up_and_shared_by_every_event() -> None:
+    name = "".join(["given", ".name"])  # built at run time: not a constant the compiler shares
+    body = b"event: given.name\ndata: a\n\n"
+    decoder = SseDecoder([name])
+    fast = decoder.feed(body)  # one whole event: the fast path
+    general = decoder.feed(b"event: given.name\r\ndata: b\r\n\r\n")  # CRLF: the general path
+    split = decoder.feed(b"event: giv") + decoder.feed(b"en.name\ndata: c\n\n")
+    assert fast + general + split == [
+        SseEvent(b"a", name),
+        SseEvent(b"b", name),
+        SseEvent(b"c", name),
+    ]
+    assert fast[0].event is general[0].event is split[0].event
+    # Not told the name, the decoder decodes each occurrence into a string of its own.
+    untold = SseDecoder()
+    first, second = untold.feed(body) + untold.feed(body)
+    assert first.event == second.event == name
+    assert first.event is not second.event
+
+
+def test_unknown_event_names_are_decoded_and_delivered() -> None:
+    decoder = SseDecoder(("message_start", "ping"))
+    assert decoder.feed(b"event: response.created\ndata: {}\n\n") == [
+        SseEvent(b"{}", "response.created")
+    ]
+    assert decoder.feed(b"event: message_start.x\ndata: x\n\n") == [
+        SseEvent(b"x", "message_start.x")
+    ]
+    assert decoder.feed(b"event: \xff\ndata: y\n\n") == [SseEvent(b"y", "\ufffd")]
+    assert decoder.feed(b"event: pin") + decoder.feed(b"g.d\ndata: z\n\n") == [
+        SseEvent(b"z", "ping.d")
+    ]
+    assert decoder.feed(b"data: [DONE]\n\n") == [SseEvent(b"[DONE]")]
+    assert decoder.finish() == []
+
+
 def test_events_are_immutable() -> None:
     event = SseEvent(b"a", "e")
     with pytest.raises(AttributeError):
@@ -374,6 +414,15 @@ def test_arbitrary_bytes_never_raise_and_chunking_does_not_matter(
     bounds = [0, *sorted(c for c in set(cuts) if c <= len(body)), len(body)]
     chunks = [body[a:b] for a, b in itertools.pairwise(bounds)]
     assert decode_all(*chunks) == decode_all(body)
+
+
+@settings(max_examples=200)
+@given(
+    body=sse_bodies(),
+    names=st.lists(st.sampled_from(["message", "error", "", "other", " error"]), unique=True),
+)
+def test_the_event_names_given_never_change_the_events(body: bytes, names: list[str]) -> None:
+    assert decode_all(body, event_names=names) == decode_all(body)
 
 
 def test_byte_at_a_time_equals_whole_body() -> None:

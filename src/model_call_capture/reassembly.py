@@ -1,8 +1,8 @@
 """Stream reassembly: SSE bytes in, the dialect's final response object out.
 
-`StreamReassembler` joins the one SSE decoder with one dialect's stream state. It is fed
-transport chunks as they pass and holds only the object being built (plus at most one
-incomplete SSE line), never the raw stream.
+`StreamReassembler` joins an SSE decoder, told the dialect's event names, with one
+dialect's stream state. It is fed transport chunks as they pass and holds only the object
+being built (plus at most one incomplete SSE line), never the raw stream.
 """
 
 from __future__ import annotations
@@ -20,8 +20,9 @@ class StreamReassembler:
 
     def __init__(self, dialect: str) -> None:
         self.dialect = dialect
-        self._decoder = SseDecoder()
-        self._state: StreamState = get_dialect(dialect).new_stream_state()
+        module = get_dialect(dialect)
+        self._decoder = SseDecoder(module.EVENT_NAMES)
+        self._state: StreamState = module.new_stream_state()
         self._result: StreamResult | None = None
         self._failures: list[str] = []
 

@@ -830,6 +830,17 @@ def test_every_corpus_chunk_decodes_with_the_chunk_struct() -> None:
     assert (chunks, errors) == (3828, 2)
 
 
+def test_the_event_names_chat_declares_are_those_of_the_corpus() -> None:
+    # Streams are data-only but for Groq's in-stream error event.
+    from model_call_capture.sse import SseDecoder
+
+    names = set()
+    for path in CHAT_STREAMS:
+        decoder = SseDecoder()
+        names |= {e.event for e in decoder.feed(path.read_bytes()) + decoder.finish()}
+    assert names - {""} == set(chat.EVENT_NAMES) == {"error"}
+
+
 def test_every_corpus_chat_body_decodes() -> None:
     responses = msgspec.json.Decoder(chat.Response)
     envelopes = msgspec.json.Decoder(chat.ErrorResponse)

@@ -1,4 +1,7 @@
-"""The API dialects: one module each, looked up by name or by request path."""
+"""The API dialects: one package each, looked up by name or by request path.
+
+This registry is the one place that lists them.
+"""
 
 from __future__ import annotations
 
@@ -21,7 +24,7 @@ __all__ = [
 DIALECTS: dict[str, DialectModule] = {
     m.NAME: cast(DialectModule, m) for m in (responses, chat, messages)
 }
-"""Dialect modules by name."""
+"""Dialect packages (each a `DialectModule`) by name."""
 
 _BY_PATH = {m.PATH: name for name, m in DIALECTS.items()}
 

@@ -1,10 +1,10 @@
 """A string built from many small fragments, with bounded memory overhead.
 
 A stream carries its text in deltas of a few characters. Kept as a list of fragments,
-each costs a str object and a list slot (about 60 bytes on CPython) for 3 to 6
-characters of text: a 100 MB stream would hold 20 times its text in overhead. Here the
-fragments are joined every `_BATCH` appends, so the overhead is bounded by one batch
-plus one reference per joined piece, and appending stays a list append.
+each costs a str object and a list slot, far more than its few characters of text: a
+long stream would hold many times its text in overhead. Here the fragments are joined
+every `_BATCH` appends, so the overhead is bounded by one batch plus one reference per
+joined piece, and appending stays a list append.
 """
 
 from __future__ import annotations

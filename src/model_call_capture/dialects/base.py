@@ -1,8 +1,9 @@
-"""What every dialect module provides: the stream-state protocol and derived facts.
+"""What every dialect provides (the `DialectModule` protocol), and helpers they share.
 
-A dialect module (`responses`, `chat`, `messages`) holds everything one API dialect
-knows. The rest of the library talks to it only through the names defined here, so
-adding a dialect means adding one module and one line in `dialects/__init__.py`.
+A dialect package (`dialects/responses/`, `dialects/chat/`, `dialects/messages/`) holds
+everything one API dialect knows. The rest of the library talks to it only through the
+names defined here, so adding a dialect means adding one package and one line in
+`dialects/__init__.py`.
 """
 
 from __future__ import annotations
@@ -92,12 +93,15 @@ class Derived:
 
 
 class DialectModule(Protocol):
-    """The module-level names every `dialects/<name>.py` defines."""
+    """The names every dialect package (`dialects/<name>/__init__.py`) exports."""
 
     NAME: str
     """`responses`, `chat` or `messages`."""
     PATH: str
     """The observed request path, e.g. `/v1/responses`."""
+    EVENT_NAMES: tuple[str, ...]
+    """The SSE `event:` names this dialect's servers send (empty for a data-only stream):
+    the SSE decoder looks them up instead of decoding each one."""
 
     def new_stream_state(self) -> StreamState:
         """A fresh stream state."""

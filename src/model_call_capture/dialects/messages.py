@@ -122,6 +122,17 @@ __all__ = [
 
 NAME = "messages"
 PATH = "/v1/messages"
+EVENT_NAMES: tuple[str, ...] = (
+    "message_start",
+    "content_block_start",
+    "content_block_delta",
+    "content_block_stop",
+    "message_delta",
+    "message_stop",
+    "ping",
+    "error",
+)
+"""The `event:` names the SSE decoder looks up instead of decoding."""
 
 
 # --- wire types -------------------------------------------------------------------------

@@ -60,6 +60,30 @@ __all__ = [
 
 NAME = "responses"
 PATH = "/v1/responses"
+EVENT_NAMES: tuple[str, ...] = (
+    "response.created",
+    "response.in_progress",
+    "response.queued",
+    "response.completed",
+    "response.incomplete",
+    "response.failed",
+    "response.output_item.added",
+    "response.output_item.done",
+    "response.content_part.added",
+    "response.content_part.done",
+    "response.output_text.delta",
+    "response.output_text.done",
+    "response.function_call_arguments.delta",
+    "response.function_call_arguments.done",
+    "response.reasoning_summary_part.added",
+    "response.reasoning_summary_part.done",
+    "response.reasoning_summary_text.delta",
+    "response.reasoning_summary_text.done",
+    "response.reasoning_text.delta",
+    "response.reasoning_text.done",
+    "error",
+)
+"""The `event:` names the SSE decoder looks up instead of decoding (the common ones)."""
 
 _Any = dict[str, Any]
 

@@ -1,0 +1,152 @@
+"""Chat Completions record derivation: the facts of a `ModelCallRecord` from its payloads.
+
+`derive` decodes the response into small view Structs that declare only the members it
+reads (see `dialects/base.py`, "views for derivation").
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from ...contracts import ToolCall
+from ..base import (
+    Derived,
+    NotList,
+    NotObject,
+    Payload,
+    decode_view,
+    request_model,
+    token_count,
+    tool_arguments,
+)
+
+__all__ = ["derive"]
+
+
+class _TokenDetails(msgspec.Struct, gc=False):
+    cached_tokens: Any = None
+    reasoning_tokens: Any = None
+
+
+class _UsageView(msgspec.Struct, gc=False):
+    prompt_tokens: Any = None
+    completion_tokens: Any = None
+    total_tokens: Any = None
+    prompt_cache_hit_tokens: Any = None
+    prompt_tokens_details: _TokenDetails | NotObject = None
+    completion_tokens_details: _TokenDetails | NotObject = None
+
+
+class _FunctionView(msgspec.Struct, gc=False):
+    name: Any = None
+    arguments: Any = None
+
+
+class _ToolCallView(msgspec.Struct, gc=False):
+    id: Any = None
+    function: _FunctionView | NotObject = None
+
+
+class _MessageView(msgspec.Struct, gc=False):
+    tool_calls: list[_ToolCallView | NotObject] | NotList = None
+    function_call: _FunctionView | NotObject = None
+    reasoning_content: Any = None
+    reasoning: Any = None
+
+
+class _ChoiceView(msgspec.Struct, gc=False):
+    message: _MessageView | NotObject = None
+    finish_reason: Any = None
+
+
+class _ResponseView(msgspec.Struct, gc=False):
+    """The members of a `chat.completion` that `derive` reads; the rest is skipped unread."""
+
+    id: Any = None
+    model: Any = None
+    usage: _UsageView | NotObject = None
+    choices: list[_ChoiceView | NotObject] | NotList = None
+
+
+_response_view = msgspec.json.Decoder(_ResponseView)
+_NO_USAGE = _UsageView()
+_NO_MESSAGE = _MessageView()
+_NO_CHOICE = _ChoiceView()
+
+
+def _nonempty(value: object) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def _detail(details: object, name: str) -> object:
+    return getattr(details, name) if isinstance(details, _TokenDetails) else None
+
+
+def derive(request: Payload, response: Payload) -> Derived:
+    """Derive record facts from a request and a `chat.completion` (possibly null); never raises.
+
+    finish_reason, tool_calls and reasoning_content describe the first choice, which is the
+    one clients use; with `n > 1` the other choices stay in the response.
+    """
+    try:
+        return _derive(request, decode_view(response, _response_view) or _ResponseView())
+    except Exception:  # a malformed body must still give a record
+        return Derived(model=_nonempty(request_model(request)))
+
+
+def _derive(request: Payload, resp: _ResponseView) -> Derived:
+    usage = resp.usage if isinstance(resp.usage, _UsageView) else _NO_USAGE
+    tokens_in = token_count(usage.prompt_tokens)
+    tokens_out = token_count(usage.completion_tokens)
+    total = token_count(usage.total_tokens)
+    if total is None and tokens_in is not None and tokens_out is not None:
+        total = tokens_in + tokens_out
+    cached = token_count(_detail(usage.prompt_tokens_details, "cached_tokens"))
+    if cached is None:
+        cached = token_count(usage.prompt_cache_hit_tokens)  # DeepSeek
+    choices = resp.choices
+    first = (
+        choices[0]
+        if isinstance(choices, list) and choices and isinstance(choices[0], _ChoiceView)
+        else _NO_CHOICE
+    )
+    message = first.message if isinstance(first.message, _MessageView) else _NO_MESSAGE
+    tool_calls: list[ToolCall] = []
+    raw_calls = message.tool_calls
+    for call in raw_calls if isinstance(raw_calls, list) else []:
+        if not isinstance(call, _ToolCallView):
+            continue
+        function = call.function if isinstance(call.function, _FunctionView) else None
+        tool_calls.append(
+            ToolCall(
+                call_id=_nonempty(call.id),
+                name=None if function is None else _nonempty(function.name),
+                arguments=None if function is None else tool_arguments(function.arguments),
+            )
+        )
+    legacy = message.function_call
+    if isinstance(legacy, _FunctionView):
+        tool_calls.append(
+            ToolCall(
+                call_id=None,
+                name=_nonempty(legacy.name),
+                arguments=tool_arguments(legacy.arguments),
+            )
+        )
+    return Derived(
+        response_id=_nonempty(resp.id),
+        model=_nonempty(resp.model) or _nonempty(request_model(request)),
+        response_status=None,
+        finish_reason=_nonempty(first.finish_reason),
+        tokens_in=tokens_in,
+        tokens_out=tokens_out,
+        tokens_reasoning=token_count(_detail(usage.completion_tokens_details, "reasoning_tokens")),
+        tokens_total=total,
+        cached_tokens=cached,
+        cache_hit=None if cached is None else cached > 0,
+        cache_creation_tokens=None,
+        tool_calls=tool_calls,
+        reasoning_content=_nonempty(message.reasoning_content) or _nonempty(message.reasoning),
+    )
