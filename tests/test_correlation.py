@@ -217,3 +217,70 @@ def test_self_call_route_needs_a_route_to_mirror() -> None:
 def test_default_correlation_is_capture_off() -> None:
     assert RolloutCorrelation().capture == CaptureConfig()
     assert RolloutCorrelation().enabled is False
+
+
+# -- the prefix in an ASGI scope (the capture middleware) ----------------------------
+
+
+@pytest.mark.parametrize(
+    ("path", "raw_path", "root_path", "expected"),
+    [
+        (
+            "/ng-rollout/3-1/v1/messages",
+            b"/ng-rollout/3-1/v1/messages",
+            "",
+            ("3-1", "/v1/messages", b"/v1/messages"),
+        ),
+        ("/ng-rollout/3-1", b"/ng-rollout/3-1", "", ("3-1", "/", b"/")),
+        (
+            "/ng-rollout/a/../b/v1/x",
+            b"/ng-rollout/a%2F..%2Fb/v1/x",
+            "",
+            ("a/../b", "/v1/x", b"/v1/x"),
+        ),
+        ("/ng-rollout/\u00e9/v1/x", b"/ng-rollout/%C3%A9/v1/x", "", ("\u00e9", "/v1/x", b"/v1/x")),
+        ("/ng-rollout/r/v1/x", None, "", ("r", "/v1/x", None)),
+        (
+            "/api/ng-rollout/r/v1/x",
+            b"/api/ng-rollout/r/v1/x",
+            "/api",
+            ("r", "/api/v1/x", b"/api/v1/x"),
+        ),
+    ],
+)
+def test_prefix_is_split_from_path_and_raw_path(
+    path: str, raw_path: bytes | None, root_path: str, expected: tuple[str, str, bytes | None]
+) -> None:
+    scope: dict[str, Any] = {
+        "type": "http",
+        "path": path,
+        "root_path": root_path,
+        "query_string": b"q=1",
+    }
+    if raw_path is not None:
+        scope["raw_path"] = raw_path
+    split = correlation._split_scope_prefix(scope)
+    assert split is not None
+    rollout_id, new_scope = split
+    assert (rollout_id, new_scope["path"], new_scope.get("raw_path")) == expected
+    assert new_scope["root_path"] == root_path and new_scope["query_string"] == b"q=1"
+    assert scope["path"] == path  # the caller's scope is not modified
+
+
+@pytest.mark.parametrize("path", ["/v1/chat/completions", "/ng-rollouts/x/v1", "/ng-rollout"])
+def test_paths_without_the_prefix_are_left_alone(path: str) -> None:
+    scope = {"type": "http", "path": path, "raw_path": path.encode()}
+    assert correlation._split_scope_prefix(scope) is None
+
+
+@pytest.mark.parametrize(
+    ("path", "root_path", "route"),
+    [
+        ("/v1/messages", "", "/v1/messages"),
+        ("/api/v1/messages", "/api", "/v1/messages"),
+        ("/api", "/api", "/api"),
+        ("/other/v1/messages", "/api", "/other/v1/messages"),
+    ],
+)
+def test_route_path_is_the_path_without_root_path(path: str, root_path: str, route: str) -> None:
+    assert correlation._route_path({"path": path, "root_path": root_path}) == route

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import quote, unquote, urlsplit, urlunsplit
 
 from .config import ConfigSource, ServerInstance, load_capture_config, load_server_instances
 from .contracts import CaptureConfig
@@ -280,3 +280,53 @@ def add_rollout_self_call_route(
         app.add_api_route(prefixed, endpoint, methods=methods)
     else:
         app.add_route(prefixed, endpoint, methods=methods)
+
+
+# -- the prefix in an ASGI scope (the capture middleware) ----------------------------
+
+
+def _split_scope_prefix(scope: Mapping[str, Any]) -> tuple[str, dict[str, Any]] | None:
+    """(rollout id, copy of the ASGI `scope` without the prefix), or None when it has none.
+
+    The prefix is looked for after `root_path`, which is left alone. The id is read from
+    `raw_path` when the server gave one, so a `%2F` inside the id stays inside the id
+    instead of splitting the path. The id is returned as written, not validated.
+    """
+    path: str = scope["path"]
+    root: str = scope.get("root_path") or ""
+    base = root if root and path.startswith(root + ROLLOUT_PREFIX) else ""
+    if not path.startswith(ROLLOUT_PREFIX, len(base)):
+        return None
+    rest = path[len(base) + len(ROLLOUT_PREFIX) :]
+    raw: bytes | None = scope.get("raw_path")
+    rollout_id: str | None = None
+    new_raw: bytes | None = None
+    if raw is not None:
+        raw_base = base.encode("utf-8")
+        raw_prefix = raw_base + ROLLOUT_PREFIX.encode()
+        if raw.startswith(raw_prefix):
+            segment, slash, tail = raw[len(raw_prefix) :].partition(b"/")
+            candidate = unquote(segment.decode("ascii", "replace"))
+            after = rest[len(candidate) :]
+            if rest.startswith(candidate) and (not after or after.startswith("/")):
+                rollout_id = candidate
+                new_raw = raw_base + b"/" + tail if slash else raw_base + b"/"
+    if rollout_id is None:
+        rollout_id = rest.partition("/")[0]
+    tail_path = rest[len(rollout_id) :] or "/"
+    new_scope = dict(scope)
+    new_scope["path"] = base + tail_path
+    if raw is not None:
+        new_scope["raw_path"] = (
+            new_raw if new_raw is not None else quote(base + tail_path).encode("ascii")
+        )
+    return rollout_id, new_scope
+
+
+def _route_path(scope: Mapping[str, Any]) -> str:
+    """The path an app routes on: the scope's `path` without its `root_path`."""
+    path: str = scope["path"]
+    root: str = scope.get("root_path") or ""
+    if root and path.startswith(root + "/"):
+        return path[len(root) :]
+    return path

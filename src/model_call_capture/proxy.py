@@ -15,19 +15,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
 import httpx
 
 from . import _codec
+from ._asgi import Receive, Scope, Send
 
 __all__ = ["DEFAULT_TIMEOUT_S", "HOP_BY_HOP_HEADERS", "ProxyApp", "create_proxy_app"]
-
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
 
 DEFAULT_TIMEOUT_S = 600.0
 """Default upstream timeout (connect, read between chunks, write, pool), in seconds."""

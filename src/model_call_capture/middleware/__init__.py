@@ -1,0 +1,46 @@
+"""The pure-ASGI capture middleware: every prefixed model call, recorded without changing it.
+
+`CaptureMiddleware` sits in front of a model server (any ASGI app). For each request it
+
+- strips `/ng-rollout/<rollout_id>` from the path, always (also when capture is off), so
+  the app routes `/v1/...` as usual; `root_path` is left alone;
+- captures only prefixed calls with a valid rollout id to an observed path
+  (`/v1/responses`, `/v1/chat/completions`, `/v1/messages`); everything else passes
+  through untouched;
+- tees the request body from `receive` and the response from `send`, forwarding every
+  message as it comes (same bytes, same order, no buffering), and holds only the end of
+  the response until the call's line is durable;
+- writes one `CaptureLine` per call to the `CaptureStore` in a worker thread, never on the
+  event loop; a capture failure is logged once per rollout, marks the rollout incomplete
+  where it can, and never fails the call.
+
+An app may override the derived `error_category` through the `CaptureContext` at
+`scope["extensions"]["model_call_capture"]`.
+
+The modules, one concern each:
+
+- `_app`: the ASGI shell (`CaptureMiddleware`, `install_model_call_capture`);
+- `_context`: `CaptureContext`, what the app sees of a captured call;
+- `_call`: one call, the tee of its body and the hold of its end (the durability
+  promise, failures and memory bounds are described there);
+- `_decoding`: content decoding of captured bodies, one decoder per encoding;
+- `_outcome`: the `error_category` of a status, an exception, a reassembled stream (pure);
+- `_line`: the `CaptureLine` of a call from what the capture saw (pure);
+- `_writer`: the handoff of finished calls to the write threads, and log-once.
+"""
+
+from __future__ import annotations
+
+from ..correlation import ROLLOUT_PREFIX
+from ._app import CaptureMiddleware, install_model_call_capture
+from ._context import CAPTURE_EXTENSION, CaptureContext
+from ._outcome import error_category_for_status
+
+__all__ = [
+    "CAPTURE_EXTENSION",
+    "ROLLOUT_PREFIX",
+    "CaptureContext",
+    "CaptureMiddleware",
+    "error_category_for_status",
+    "install_model_call_capture",
+]

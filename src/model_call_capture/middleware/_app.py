@@ -1,0 +1,123 @@
+"""The pure-ASGI shell: which requests are captured, and mounting the middleware on an app."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import Any, cast
+
+from .._asgi import ASGIApp, Receive, Scope, Send
+from ..contracts import CaptureConfig, Dialect, ModelRef
+from ..correlation import _route_path, _split_scope_prefix
+from ..dialects import dialect_for_path
+from ..redaction import Redaction
+from ..store import CaptureStore, InvalidRolloutIdError, validate_rollout_id
+from ._call import CapturedCall
+from ._context import CAPTURE_EXTENSION
+from ._writer import CaptureWriter, OnceSet, Store
+
+__all__ = ["CaptureMiddleware", "install_model_call_capture"]
+
+_MODEL_REF_TYPE = "responses_api_models"
+
+logger = logging.getLogger("model_call_capture.middleware")
+
+
+class CaptureMiddleware:
+    """Pure ASGI middleware that records prefixed model calls into per-rollout capture files.
+
+    `config` turns capture on (`observability_enabled`) and names the directory;
+    `model_server_name` goes into every line's `model_ref`; `store` replaces the
+    `CaptureStore` built from the config (tests, or several middlewares sharing one);
+    `redact` (see `model_call_capture.redaction`) rewrites every line just before it is
+    written, and a line it fails on is not written at all (the rollout is marked incomplete).
+    Per-request state lives in a per-request object; the instance holds only settings,
+    the store and the writer (its threads and log-once bookkeeping).
+    """
+
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        config: CaptureConfig,
+        model_server_name: str,
+        store: CaptureStore | None = None,
+        redact: Redaction | None = None,
+    ) -> None:
+        self.app = app
+        self.config = config
+        self.redact = redact
+        self.model_ref = ModelRef(type=_MODEL_REF_TYPE, name=model_server_name)
+        self.store: Store | None = None
+        if config.observability_enabled:
+            if store is None:
+                if not config.model_call_capture_dir:
+                    raise ValueError(
+                        "model_call_capture_dir is required when observability_enabled is true"
+                    )
+                store = CaptureStore(config.model_call_capture_dir)
+            self.store = store
+        self.writer = CaptureWriter(self.store, redact)
+        self._invalid_ids = OnceSet()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        split = _split_scope_prefix(scope)
+        if split is None:
+            await self.app(scope, receive, send)
+            return
+        rollout_id, scope = split
+        dialect = dialect_for_path(_route_path(scope)) if self.store is not None else None
+        if dialect is None:
+            await self.app(scope, receive, send)
+            return
+        try:
+            validate_rollout_id(rollout_id)
+        except InvalidRolloutIdError as exc:
+            if self._invalid_ids.first(rollout_id):
+                logger.warning("model call forwarded without capture: %s", exc)
+            await self.app(scope, receive, send)
+            return
+        call = CapturedCall(self, rollout_id, cast(Dialect, dialect))
+        scope["extensions"] = {**(scope.get("extensions") or {}), CAPTURE_EXTENSION: call.context}
+        call.start()
+        try:
+            await self.app(scope, call.receive_from(receive), call.send_to(send))
+        except BaseException as exc:
+            await call.finish(exc)
+            raise
+        await call.finish(None)
+
+
+def install_model_call_capture(
+    app: Any,
+    config: CaptureConfig | Mapping[str, Any] | str,
+    *,
+    model_server_name: str,
+    store: CaptureStore | None = None,
+    redact: Redaction | None = None,
+) -> Any:
+    """Mount the capture middleware on `app` and return the app to serve.
+
+    A Starlette or FastAPI app gets it through `app.add_middleware` (outermost of its
+    user middleware, so routing sees the stripped path) and is returned itself; any other
+    ASGI app is wrapped and the wrapper is returned. `config` is a `CaptureConfig`, or a
+    global config mapping / YAML path read with `load_capture_config`. `redact` is the
+    redaction hook (`model_call_capture.redaction.Redactor`, or any line -> line callable).
+    """
+    if not isinstance(config, CaptureConfig):
+        from ..config import load_capture_config
+
+        config = load_capture_config(config)
+    options: dict[str, Any] = {
+        "config": config,
+        "model_server_name": model_server_name,
+        "store": store,
+        "redact": redact,
+    }
+    if hasattr(app, "add_middleware") and hasattr(app, "user_middleware"):
+        app.add_middleware(CaptureMiddleware, **options)
+        return app
+    return CaptureMiddleware(app, **options)

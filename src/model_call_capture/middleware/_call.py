@@ -1,0 +1,431 @@
+"""One captured call: the tee of its body and the hold of its end until its line is durable.
+
+The client gets every message the app sends, unchanged and in order, as it comes (same
+bytes, no buffering); the capture reads along. The request body is teed from `receive`,
+the response from `send`; a stream is reassembled incrementally (`StreamReassembler`)
+while it passes.
+
+When the line is written (the durability promise). A client that saw the end of a
+response can rely on its line being on disk, so the end waits for the write:
+
+- a JSON reply: the final body message (`more_body` false, or the message that completes
+  a `content-length` body) is forwarded only after the line is durable; every earlier
+  message goes out at once;
+- a stream: every chunk goes out as it arrives until the chunk that completes the
+  dialect's terminal event. That chunk is held (the app is not blocked) until the app's
+  next response message or until the app returns or raises, whichever comes first; then
+  the line is written and the held chunk is released, followed by that next message.
+  Waiting for the next message rather than writing at the terminal chunk lets the record
+  see how the call really ended (an app that raises right after the terminal event is
+  recorded as `exception`, with the complete reconstruction), and it costs nothing in
+  practice: apps send the closing message right after the terminal event. Waiting for
+  the app to return instead would hold the end of every response while background tasks
+  run (Starlette runs them after the response, inside the app call). An app that stalls
+  after the terminal event without closing the response also stalls the SDK clients,
+  which read a stream to its end. Past the byte cap (below) the middleware no longer
+  sees terminal events, so only the closing message waits for the line.
+
+`completed_at` is therefore the moment the app finished the response (its closing
+message, or the message after the terminal event), returned, or raised, whichever came
+first; `latency_ms` is measured to the same moment on the monotonic clock.
+
+Failures. An exception from the app is recorded with the status and body it carries when
+no response had started (see `_outcome.classify_exception`), and the partial or complete
+reconstruction, then re-raised. A client that disconnected before the response ended
+(`http.disconnect`, or a `send` that fails with `OSError`) makes the call `cancelled`, as
+does a `CancelledError`.
+
+Memory. The request body and a JSON response body are kept up to `capture_max_bytes`
+each (they must be parsed whole). A stream is reassembled incrementally; its raw SSE
+text is kept only as `capture_stream_raw` asks: `never` keeps nothing but the object
+being built, `always` keeps it up to the cap, and `on_failure` (the default) keeps it up
+to the cap while the stream runs (whether it fails is known only at its end) and drops
+it when the stream ended well. Past the cap the capture stops (`capture_cut: true`); the
+client still gets every byte.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from typing import TYPE_CHECKING
+
+from .._asgi import Message, Receive, Send
+from ..contracts import Dialect
+from ..dialects import StreamResult, get_dialect
+from ..reassembly import StreamReassembler
+from ._context import CaptureContext
+from ._decoding import ContentDecoder, DecodeError, decoders_for
+from ._line import CallFacts
+
+if TYPE_CHECKING:
+    from ._app import CaptureMiddleware
+
+__all__ = ["CapturedCall"]
+
+logger = logging.getLogger("model_call_capture.middleware")
+
+
+class CapturedCall:
+    """The state of one captured call; lives exactly as long as the request."""
+
+    __slots__ = (
+        "mw",
+        "rollout_id",
+        "dialect",
+        "dialect_module",
+        "context",
+        "cap",
+        "started_at",
+        "t0",
+        "completed_at",
+        "latency_ms",
+        "ttft_ms",
+        # request
+        "request_body",
+        "request_cut",
+        # response
+        "status",
+        "started",
+        "sse",
+        "decoders",
+        "body",
+        "reassembler",
+        "raw",
+        "keep_raw",
+        "captured",
+        "response_cut",
+        "capture_failed",
+        "held",
+        "scan",
+        "doubt",
+        "tail",
+        "content_length",
+        "wire_bytes",
+        "disconnected",
+        "exception",
+        "finalized",
+        "downstream",
+    )
+
+    def __init__(self, mw: CaptureMiddleware, rollout_id: str, dialect: Dialect) -> None:
+        self.mw = mw
+        self.rollout_id = rollout_id
+        self.dialect: Dialect = dialect
+        self.dialect_module = get_dialect(dialect)
+        self.context = CaptureContext(rollout_id, uuid.uuid4().hex, dialect)
+        self.cap = mw.config.capture_max_bytes
+        self.started_at = 0.0
+        self.t0 = 0.0
+        self.completed_at = 0.0
+        self.latency_ms = 0.0
+        self.ttft_ms: float | None = None
+        self.request_body = bytearray()
+        self.request_cut = False
+        self.status: int | None = None
+        self.started = False
+        self.sse = False
+        self.decoders: list[ContentDecoder] | None = []
+        self.body = bytearray()
+        self.reassembler: StreamReassembler | None = None
+        self.raw: bytearray | None = None
+        self.keep_raw = mw.config.capture_stream_raw
+        self.captured = 0
+        self.response_cut = False
+        self.capture_failed = False
+        self.held: list[Message] = []
+        self.scan = False
+        """True while a stream is captured from its plain SSE text (see `_on_chunk`)."""
+        self.doubt = False
+        """True while an open event may hold a terminal marker seen in an earlier chunk."""
+        self.tail: bytes | None = None
+        """The end of the previous chunk when it ended inside a line (a marker may straddle)."""
+        self.content_length: int | None = None
+        self.wire_bytes = 0
+        self.disconnected = False
+        self.exception: BaseException | None = None
+        self.finalized = False
+        self.downstream: Send | None = None
+
+    def start(self) -> None:
+        """Take the start time, immediately before the app is invoked."""
+        self.started_at = time.time()
+        self.t0 = time.monotonic()
+
+    # -- receive -----------------------------------------------------------------
+
+    def receive_from(self, receive: Receive) -> Receive:
+        """The app's `receive`: the same messages, with the request body teed."""
+
+        async def capture_receive() -> Message:
+            message = await receive()
+            if not self.finalized:
+                kind = message["type"]
+                if kind == "http.request":
+                    body = message.get("body", b"")
+                    if body and not self.request_cut:
+                        room = self.cap - len(self.request_body)
+                        if len(body) > room:
+                            self.request_body += body[: max(room, 0)]
+                            self.request_cut = True
+                        else:
+                            self.request_body += body
+                elif kind == "http.disconnect":
+                    self.disconnected = True
+            return message
+
+        return capture_receive
+
+    # -- send ----------------------------------------------------------------------
+
+    def send_to(self, send: Send) -> Send:
+        """The app's `send`: forwards every message unchanged, holding only the end."""
+        self.downstream = send
+
+        async def capture_send(message: Message) -> None:
+            if self.finalized:
+                await send(message)
+                return
+            try:
+                if self.scan and not self.held and message["type"] == "http.response.body":
+                    await self._on_chunk(message, send)
+                else:
+                    await self._on_send(message, send)
+            except OSError:
+                # The server could not deliver a message: the client is gone.
+                if not self.finalized:
+                    self.disconnected = True
+                raise
+
+        return capture_send
+
+    async def _on_chunk(self, message: Message, send: Send) -> None:
+        """A body message of a stream that is reassembled from its wire bytes (the hot path).
+
+        A chunk that cannot complete the terminal event goes out first and is reassembled
+        after: the client never waits on capture for it (the first byte of a stream
+        included). A chunk that may complete it is reassembled first, and held if it did.
+        """
+        body = message.get("body", b"")
+        self.wire_bytes += len(body)
+        if not message.get("more_body", False) or (
+            self.content_length is not None and self.wire_bytes >= self.content_length
+        ):
+            self._take(body)
+            await self._finalize(send)
+            await send(message)
+            return
+        if not body:
+            await send(message)
+            return
+        if self.doubt or self._may_end(body):
+            self._take(body)
+            if self._terminal_seen():
+                self.held.append(message)
+                return
+            # A marker seen in an event that is still open may be completed by a chunk
+            # without one: stay in doubt until the stream is between events again.
+            self.doubt = not body.endswith(b"\n\n")
+            self.tail = None
+            await send(message)
+            return
+        data = bytes(body)  # a copy of anything mutable, taken before it goes out
+        # The first token is timed as it passed, not after the send.
+        now = time.monotonic() if self.ttft_ms is None else None
+        try:
+            await send(message)
+        finally:  # also when the client is gone: the record keeps what was sent
+            self._feed(data, now)
+
+    def _may_end(self, body: bytes) -> bool:
+        """False only when `body` cannot complete the dialect's terminal event.
+
+        Looks for the dialect's terminal markers in `body` and, when the previous chunk
+        ended inside a line, across the boundary. An event whose marker was in an earlier
+        chunk is covered by `doubt` (set when a marker chunk left an event open).
+        """
+        dialect = self.dialect_module
+        if dialect.may_end(body):
+            return True
+        tail = self.tail
+        overlap = dialect.END_MARKER_LEN
+        if tail is not None and dialect.may_end(tail + body[:overlap]):
+            return True
+        if body.endswith(b"\n"):
+            self.tail = None
+        else:
+            self.tail = (body if tail is None else tail + body)[-overlap:]
+        return False
+
+    async def _on_send(self, message: Message, send: Send) -> None:
+        kind = message["type"]
+        if kind == "http.response.start":
+            self._on_start(message)
+            await send(message)
+            return
+        if kind != "http.response.body":
+            # pathsend ends the response; trailers and other extensions carry nothing to
+            # capture, but must not overtake a held terminal event.
+            if kind == "http.response.pathsend" or self.held:
+                await self._finalize(send)
+            await send(message)
+            return
+        body = message.get("body", b"")
+        self._take(body)
+        self.wire_bytes += len(body)
+        ends = not message.get("more_body", False) or (
+            # The client knows a sized body has ended once it has all its bytes.
+            self.content_length is not None and self.wire_bytes >= self.content_length
+        )
+        if ends or self.held:
+            # The end of the body, or the message after a held terminal event: record
+            # the call, release what is held, then this message.
+            await self._finalize(send)
+            await send(message)
+            return
+        if self.reassembler is not None and self._terminal_seen():
+            self.held.append(message)
+            return
+        await send(message)
+
+    def _on_start(self, message: Message) -> None:
+        try:
+            self.started = True
+            self.status = int(message["status"])
+            content_type = b""
+            encodings: list[bytes] = []
+            for name, value in message.get("headers") or ():
+                lname = bytes(name).lower()
+                if lname == b"content-type":
+                    content_type = bytes(value)
+                elif lname == b"content-length" and bytes(value).strip().isdigit():
+                    self.content_length = int(value)
+                elif lname == b"content-encoding":
+                    encodings += [e.strip().lower() for e in bytes(value).split(b",") if e.strip()]
+            self.decoders = decoders_for(encodings)
+            if self.decoders is None:  # an encoding we cannot decode: forward, capture no body
+                self.capture_failed = True
+            if content_type.split(b";", 1)[0].strip().lower() == b"text/event-stream":
+                self.sse = True
+                self.reassembler = StreamReassembler(self.dialect)
+                self.raw = bytearray() if self.keep_raw != "never" else None
+                # Markers can be looked for only in the SSE text itself, not in encoded bytes.
+                self.scan = self.decoders == [] and not self.capture_failed
+        except Exception as exc:
+            self._broken(exc)
+
+    def _take(self, body: bytes) -> None:
+        """Capture one response body chunk (wire bytes)."""
+        if body:
+            self._feed(bytes(body), None)
+
+    def _feed(self, data: bytes, now: float | None) -> None:
+        """Decode, count and feed response body bytes (`now`: when they passed, if known)."""
+        if self.ttft_ms is None and (
+            self.reassembler is None or self.capture_failed or self.response_cut
+        ):
+            self.ttft_ms = self._elapsed_ms(now)
+        if self.response_cut or self.capture_failed:
+            return
+        try:
+            room = self.cap - self.captured
+            for decoder in self.decoders or ():
+                data = decoder.decode(data, room + 1)
+            if len(data) > room:
+                data = data[:room]
+                self.response_cut = True
+                self.scan = False
+            self.captured += len(data)
+            if self.reassembler is not None:
+                self.reassembler.feed(data)
+                if self.raw is not None:
+                    self.raw += data
+                if self.ttft_ms is None and self.reassembler.content_seen:
+                    self.ttft_ms = self._elapsed_ms(now)
+            else:
+                self.body += data
+        except Exception as exc:  # undecodable body, or a bug in a stream state
+            self.capture_failed = True
+            self.scan = False
+            if not isinstance(exc, DecodeError):
+                self._broken(exc)
+
+    def _terminal_seen(self) -> bool:
+        try:
+            return self.reassembler is not None and self.reassembler.terminal is not None
+        except Exception as exc:
+            self._broken(exc)
+            return False
+
+    def _elapsed_ms(self, now: float | None = None) -> float:
+        return round(((time.monotonic() if now is None else now) - self.t0) * 1000.0, 3)
+
+    def _broken(self, exc: Exception) -> None:
+        self.capture_failed = True
+        self.scan = False
+        self.mw.writer.broken(self.rollout_id, exc)
+
+    # -- the end -------------------------------------------------------------------
+
+    async def _finalize(self, send: Send | None) -> None:
+        """Stop capturing, write the line (durably), then release held messages."""
+        if self.finalized:
+            return
+        self.completed_at = time.time()
+        self.latency_ms = self._elapsed_ms()
+        self.finalized = True
+        await self.mw.writer.write(self)
+        held, self.held = self.held, []
+        if send is not None:
+            for message in held:
+                await send(message)
+
+    async def finish(self, exc: BaseException | None) -> None:
+        """The app returned (`exc` None) or raised: record the call if not yet recorded."""
+        if self.finalized:
+            return
+        self.exception = exc
+        try:
+            await self._finalize(self.downstream)
+        except Exception:
+            if exc is None:
+                raise
+            # Re-raising the app's exception matters more than the held bytes.
+            logger.debug("could not release held response bytes", exc_info=True)
+
+    # -- the facts (worker thread) -------------------------------------------------
+
+    def facts(self) -> CallFacts:
+        """What the capture saw, for the line; runs in a worker thread after the end."""
+        capture_failed = self.capture_failed
+        result: StreamResult | None = None
+        if self.sse and not capture_failed and self.reassembler is not None:
+            try:
+                result = self.reassembler.finish()
+            except Exception as exc:
+                self.mw.writer.broken(self.rollout_id, exc)
+                capture_failed = True
+        return CallFacts(
+            model_call_id=self.context.model_call_id,
+            dialect=self.dialect,
+            model_ref=self.mw.model_ref,
+            started_at=self.started_at,
+            completed_at=self.completed_at,
+            latency_ms=self.latency_ms,
+            ttft_ms=self.ttft_ms,
+            request_body=self.request_body,
+            request_cut=self.request_cut,
+            started=self.started,
+            status=self.status,
+            stream=self.sse,
+            stream_result=result,
+            body=self.body,
+            raw=self.raw,
+            keep_raw=self.keep_raw,
+            response_cut=self.response_cut,
+            capture_failed=capture_failed,
+            disconnected=self.disconnected,
+            exception=self.exception,
+            error_category=self.context.error_category,
+        )

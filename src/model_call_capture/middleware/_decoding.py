@@ -1,0 +1,120 @@
+"""Content decoding of captured response bodies: one incremental decoder per encoding.
+
+The client always gets the encoded bytes; only the capture decodes them. A decoder stops
+once its output passes `limit` (brotli within one output block), so a small compressed
+body never expands in memory far past the capture cap.
+"""
+
+from __future__ import annotations
+
+import zlib
+
+import brotli
+
+__all__ = [
+    "BrotliDecoder",
+    "ContentDecoder",
+    "DecodeError",
+    "DeflateDecoder",
+    "GzipDecoder",
+    "decoders_for",
+]
+
+
+class DecodeError(Exception):
+    """A response body that does not decode with its content-encoding."""
+
+
+class ContentDecoder:
+    """Incremental decoder of one content-encoding, with bounded output per call."""
+
+    __slots__ = ()
+
+    def decode(self, data: bytes, limit: int) -> bytes:
+        """Decode the next chunk; returns at most `limit` bytes (more means: past the cap)."""
+        raise NotImplementedError
+
+
+class _ZlibDecoder(ContentDecoder):
+    """A zlib stream of the given window bits, falling back once to `fallback_wbits`."""
+
+    __slots__ = ("_d", "_fallback", "_started")
+
+    def __init__(self, wbits: int, fallback_wbits: int | None = None) -> None:
+        self._d = zlib.decompressobj(wbits)
+        self._fallback = fallback_wbits
+        self._started = False
+
+    def decode(self, data: bytes, limit: int) -> bytes:
+        """Decode the next chunk; returns at most `limit` bytes (more means: past the cap)."""
+        try:
+            out = self._d.decompress(data, limit)
+        except zlib.error as exc:
+            if self._started or self._fallback is None:
+                raise DecodeError(str(exc)) from exc
+            self._d = zlib.decompressobj(self._fallback)
+            self._fallback = None
+            try:
+                out = self._d.decompress(data, limit)
+            except zlib.error as exc2:
+                raise DecodeError(str(exc2)) from exc2
+        self._started = True
+        if self._d.unconsumed_tail:
+            return out + b"\0"  # more output is waiting: signal "past the limit"
+        return out
+
+
+class GzipDecoder(_ZlibDecoder):
+    """`gzip` (and `x-gzip`): a zlib stream with the gzip header."""
+
+    __slots__ = ()
+
+    def __init__(self) -> None:
+        super().__init__(16 + zlib.MAX_WBITS)
+
+
+class DeflateDecoder(_ZlibDecoder):
+    """`deflate`: the zlib wrapper the RFC asks for, or raw deflate, which some servers send."""
+
+    __slots__ = ()
+
+    def __init__(self) -> None:
+        super().__init__(zlib.MAX_WBITS, -zlib.MAX_WBITS)
+
+
+class BrotliDecoder(ContentDecoder):
+    """`br`."""
+
+    __slots__ = ("_d",)
+
+    def __init__(self) -> None:
+        self._d = brotli.Decompressor()
+
+    def decode(self, data: bytes, limit: int) -> bytes:
+        """Decode the next chunk; returns at most `limit` bytes (more means: past the cap)."""
+        try:
+            out: bytes = self._d.process(data, output_buffer_limit=max(limit, 1))
+        except brotli.error as exc:
+            raise DecodeError(str(exc)) from exc
+        if not self._d.can_accept_more_data():
+            return out + b"\0"
+        return out
+
+
+def decoders_for(encodings: list[bytes]) -> list[ContentDecoder] | None:
+    """Decoders in the order to apply them (the reverse of the header's), None if unknown.
+
+    `encodings` are the `content-encoding` tokens as sent, lowercased; `identity` needs
+    no decoder, so an unencoded body gets an empty list.
+    """
+    decoders: list[ContentDecoder] = []
+    for encoding in reversed(encodings):
+        if encoding in (b"gzip", b"x-gzip"):
+            decoders.append(GzipDecoder())
+        elif encoding == b"deflate":
+            decoders.append(DeflateDecoder())
+        elif encoding == b"br":
+            decoders.append(BrotliDecoder())
+        elif encoding != b"identity":
+            return None
+    return decoders

@@ -1,0 +1,341 @@
+"""One captured call in process: the client gets every message unchanged, and the end of a
+response reaches it only after the call's line is on disk.
+
+The harness records, for every message the app sends, how many lines the capture file
+held at that moment: a message "held until the line is durable" is one sent when the line
+was already there, and one "sent at once" went out before it.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from model_call_capture.demo.model_server import create_app
+from model_call_capture.middleware import _call
+
+from .conftest import (
+    ANSWER,
+    DIALECTS,
+    PATHS,
+    TERMINALS,
+    Exchange,
+    Message,
+    body_for,
+    call,
+    capturing,
+    chat_body,
+    new_rollout,
+    only_line,
+    post,
+    read_lines,
+)
+
+
+def capture_file(directory: Path, rollout: str) -> Path:
+    return directory / f"{rollout}.capture.jsonl"
+
+
+def sent_before_the_line(reply: Exchange) -> list[bytes]:
+    """Body chunks that went out before the line was on disk."""
+    return [bytes(m.get("body", b"")) for m, lines in reply.body_messages if lines == 0]
+
+
+def sent_after_the_line(reply: Exchange) -> list[bytes]:
+    """Body chunks that went out once the line was on disk."""
+    return [bytes(m.get("body", b"")) for m, lines in reply.body_messages if lines == 1]
+
+
+# -- bytes are never changed ----------------------------------------------------------
+
+BYTE_CASES = [
+    "demo-gpt",
+    "text",
+    "incomplete",
+    "failed",
+    "error_event",
+    "truncate",
+    "raise_before",
+    "raise_mid",
+    "raise_after_terminal",
+    "raise_after_response",
+    "raise_timeout",
+    "raise_connection",
+    "raise_status",
+    "status_401",
+    "status_429",
+    "status_500",
+    "status_529",
+    "empty",
+    "no_content",
+    "text_body",
+    "json_array",
+    "gzip",
+    "deflate",
+    "br",
+    "gzip+split",
+    "br+raise_mid",
+    "keepalive",
+    "crlf",
+    "split",
+    "uppercase_ct",
+    "extra_after_terminal",
+    "big_40",
+]
+
+
+def sent(reply: Exchange) -> tuple[list[Message], str]:
+    """Every message the client got, and what the server saw raised."""
+    return reply.messages, repr(reply.error)
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_client_messages_are_identical_with_and_without_capture(
+    dialect: str, tmp_path: Path
+) -> None:
+    plain, captured = create_app(), capturing(tmp_path)
+    rollout = new_rollout()
+    bodies = [
+        json.dumps(body_for(dialect, case, stream=stream)).encode()
+        for case in BYTE_CASES
+        for stream in (False, True)
+    ]
+    bodies += [b"{not json", b"[]", b'"hello"', b"", b"\xff\xfe"]
+    for body in bodies:
+        direct = call(plain, PATHS[dialect], body)
+        through = call(captured, f"/ng-rollout/{rollout}{PATHS[dialect]}", body)
+        assert sent(through) == sent(direct), body
+    lines = read_lines(tmp_path, rollout)
+    assert len(lines) == len(bodies)
+    assert len({line["model_call_id"] for line in lines}) == len(bodies)
+
+
+# -- the end of a response waits for its line -----------------------------------------
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+@pytest.mark.parametrize("stream", [True, False], ids=["stream", "json"])
+def test_the_end_of_a_response_reaches_the_client_only_after_its_line_is_on_disk(
+    dialect: str, stream: bool, tmp_path: Path
+) -> None:
+    rollout = new_rollout()
+    reply = post(
+        capturing(tmp_path),
+        rollout,
+        body_for(dialect, "demo-gpt", stream=stream),
+        dialect,
+        watch=capture_file(tmp_path, rollout),
+    )
+    assert reply.lines_when_sent[0] == 0  # http.response.start
+    before, after = sent_before_the_line(reply), sent_after_the_line(reply)
+    assert len(before) + len(after) == len(reply.body_messages)  # the line is written once
+    if stream:
+        assert before and TERMINALS[dialect] not in b"".join(before)  # everything else at once
+        assert TERMINALS[dialect] in after[0]
+    else:
+        assert not b"".join(before)
+        assert json.loads(b"".join(after))
+    assert only_line(tmp_path, rollout)["error_category"] is None
+
+
+def test_the_first_chunk_of_a_stream_reaches_the_client_before_capture_sees_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The real reassembler, wrapped (the only stand-in here) to log when it is fed.
+    events: list[str] = []
+
+    class WatchedReassembler(_call.StreamReassembler):
+        def feed(self, data: bytes | bytearray | memoryview) -> None:
+            events.append("feed")
+            super().feed(data)
+
+    def on_send(message: Message) -> None:
+        if message["type"] == "http.response.body" and message.get("body"):
+            events.append("send")
+
+    monkeypatch.setattr(_call, "StreamReassembler", WatchedReassembler)
+    rollout = new_rollout()
+    reply = post(
+        capturing(tmp_path),
+        rollout,
+        chat_body(stream=True),
+        watch=capture_file(tmp_path, rollout),
+        on_send=on_send,
+    )
+    assert events[:2] == ["send", "feed"]
+    assert b'"role":"assistant"' in reply.body_messages[0][0]["body"]
+    assert sent_after_the_line(reply) == [b"data: [DONE]\n\n", b""]
+    assert only_line(tmp_path, rollout)["response"]["choices"][0]["message"]["content"] == ANSWER
+
+
+def sse_app(chunks: list[bytes]) -> Any:
+    """A raw ASGI app that streams `chunks` as they are, then closes the response."""
+
+    async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        while (await receive()).get("more_body"):
+            pass
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 200,
+                "headers": [(b"content-type", b"text/event-stream")],
+            }
+        )
+        for chunk in chunks:
+            await send({"type": "http.response.body", "body": chunk, "more_body": True})
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+    return app
+
+
+# Streams whose terminal event is completed by a chunk that carries no marker of its own,
+# or only a marker that must be looked for with care. The last chunk must be held.
+HELD_LAST_CHUNK = {
+    "chat [DONE] split across chunks": (
+        "chat",
+        [
+            b'data: {"id":"c1","choices":[{"index":0,"delta":{"content":"Hi"}}]}\n\n',
+            b"data: [DO",
+            b"NE]\n\n",
+        ],
+    ),
+    "chat error event completed by a bare blank line": (
+        "chat",
+        [
+            b'data: {"id":"c1","choices":[{"index":0,"delta":{"content":"Hi"}}]}\n\n',
+            b'event: error\ndata: {"message":"boom"}\n',
+            b"\n",
+        ],
+    ),
+    "messages message_stop spelled with a JSON escape": (
+        "messages",
+        [
+            b'event: message_start\ndata: {"type":"message_start","message":{"id":"m1","type":"message","role":"assistant","content":[],"model":"x"}}\n\n',
+            b'event: stop\ndata: {"type":"message\\u005fstop"}\n\n',
+        ],
+    ),
+    "responses error event named in capitals": (
+        "responses",
+        [
+            b'event: response.created\ndata: {"type":"response.created","response":{"id":"r1","object":"response","output":[]}}\n\n',
+            b'event: ERROR\ndata: {"type":"ERR","message":"boom"}\n\n',
+        ],
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(HELD_LAST_CHUNK))
+def test_a_chunk_that_completes_the_terminal_event_without_a_marker_of_its_own_is_held(
+    case: str, tmp_path: Path
+) -> None:
+    dialect, chunks = HELD_LAST_CHUNK[case]
+    rollout = new_rollout()
+    reply = post(
+        capturing(tmp_path, app=sse_app(chunks)),
+        rollout,
+        b"{}",
+        dialect,
+        watch=capture_file(tmp_path, rollout),
+    )
+    assert sent_before_the_line(reply) == chunks[:-1]  # everything before it went out at once
+    assert sent_after_the_line(reply) == [chunks[-1], b""]
+    assert only_line(tmp_path, rollout)["error_category"] in (None, "upstream_error")
+
+
+def test_json_final_message_waits_when_the_body_is_sent_in_pieces(tmp_path: Path) -> None:
+    rollout = new_rollout()
+    reply = post(
+        capturing(tmp_path), rollout, chat_body("split"), watch=capture_file(tmp_path, rollout)
+    )
+    assert reply.json()["object"] == "chat.completion"
+    before, after = sent_before_the_line(reply), sent_after_the_line(reply)
+    assert len(before) > 1  # the pieces went out at once...
+    assert after[0] and not b"".join(after[1:])  # ...but the one that completes the body waited
+
+
+# -- an app that raises ----------------------------------------------------------------
+
+
+def test_app_raising_during_a_stream_keeps_the_partial_reconstruction(tmp_path: Path) -> None:
+    rollout = new_rollout()
+    reply = post(capturing(tmp_path), rollout, chat_body("raise_mid", stream=True))
+    assert reply.error is not None
+    line = only_line(tmp_path, rollout)
+    assert (line["status_code"], line["error_category"], line["stream"]) == (200, "exception", True)
+    content = line["response"]["choices"][0]["message"]["content"]
+    assert content and ANSWER.startswith(content) and content != ANSWER
+    assert line["response_raw"].startswith("data: {")
+    assert "[DONE]" not in line["response_raw"]
+
+
+def test_app_raising_after_the_terminal_event_keeps_the_complete_response(
+    tmp_path: Path,
+) -> None:
+    rollout = new_rollout()
+    reply = post(
+        capturing(tmp_path),
+        rollout,
+        body_for("messages", "raise_after_terminal", stream=True),
+        "messages",
+        watch=capture_file(tmp_path, rollout),
+    )
+    assert reply.error is not None
+    assert TERMINALS["messages"] in b"".join(sent_after_the_line(reply))  # released after all
+    line = only_line(tmp_path, rollout)
+    assert (line["status_code"], line["error_category"]) == (200, "exception")
+    assert line["response"]["stop_reason"] == "tool_use"
+    assert line["response"]["content"][2] == {
+        "type": "tool_use",
+        "id": line["response"]["content"][2]["id"],
+        "name": "get_weather",
+        "input": {"city": "Paris"},
+    }
+
+
+def test_app_raising_after_the_response_is_complete(tmp_path: Path) -> None:
+    """The client got the whole response and the line was written first: it records a success."""
+    rollout = new_rollout()
+    reply = post(capturing(tmp_path), rollout, chat_body("raise_after_response", stream=True))
+    assert reply.error is not None
+    assert reply.status == 200 and reply.text.endswith("data: [DONE]\n\n")
+    line = only_line(tmp_path, rollout)
+    assert (line["status_code"], line["error_category"]) == (200, None)
+    assert line["response"]["choices"][0]["message"]["content"] == ANSWER
+
+
+# -- timing and bounds -------------------------------------------------------------------
+
+
+def test_keepalive_comments_do_not_count_as_the_first_token(tmp_path: Path) -> None:
+    rollout = new_rollout()
+    post(capturing(tmp_path), rollout, chat_body("keepalive+slow", stream=True))
+    line = only_line(tmp_path, rollout)
+    # The comment goes out at once, the first event one scripted delay later.
+    assert line["latency_ttft_ms"] >= 15
+
+
+def test_the_byte_cap_cuts_the_capture_not_the_response(tmp_path: Path) -> None:
+    rollout = new_rollout()
+    cap = 4096
+    app = capturing(tmp_path, capture_max_bytes=cap)
+    stream_reply = post(app, rollout, chat_body("big_64", stream=True))
+    json_reply = post(app, rollout, chat_body("big_64"))
+    request = json.dumps(chat_body(padding="x" * 10_000)).encode()
+    big_request = post(app, rollout, [request[i : i + 1000] for i in range(0, len(request), 1000)])
+    assert len(stream_reply.body) > 64 * 1024 and stream_reply.text.endswith("data: [DONE]\n\n")
+    assert len(json_reply.json()["choices"][0]["message"]["content"]) == 64 * 1024
+    assert big_request.status == 200
+    stream_line, json_line, request_line = read_lines(tmp_path, rollout)
+    assert stream_line["capture_cut"] is True and stream_line["error_category"] is None
+    assert stream_line["response_raw"] == stream_reply.text[:cap]
+    assert stream_line["response"]["choices"][0]["message"]["content"].startswith(
+        "All work and no play"
+    )
+    assert json_line["capture_cut"] is True and json_line["error_category"] is None
+    assert json_line["response"] is None and json_line["response_raw"] == json_reply.text[:cap]
+    assert request_line["capture_cut"] is True and request_line["request"] is None
+    assert request_line["request_raw"] == request[:cap].decode()
+    assert request_line["response"] == big_request.json()
