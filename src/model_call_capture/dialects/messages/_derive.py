@@ -7,15 +7,7 @@ from typing import Any
 import msgspec
 
 from ...contracts import ToolCall
-from ..base import (
-    Derived,
-    NotList,
-    NotObject,
-    Payload,
-    decode_view,
-    request_model,
-    token_count,
-)
+from ..base import Derived, NotList, NotObject, Payload, decode_view, request_model, token_count
 
 __all__ = ["derive"]
 
