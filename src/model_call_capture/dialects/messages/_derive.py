@@ -1,0 +1,106 @@
+"""Record facts derived from a Messages request and response."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from ...contracts import ToolCall
+from ..base import Derived, NotList, NotObject, Payload, decode_view, request_model, token_count
+
+__all__ = ["derive"]
+
+
+class _UsageView(msgspec.Struct, gc=False):
+    input_tokens: Any = None
+    output_tokens: Any = None
+    cache_read_input_tokens: Any = None
+    cache_creation_input_tokens: Any = None
+
+
+class _BlockView(msgspec.Struct, gc=False):
+    type: Any = None
+    id: Any = None
+    name: Any = None
+    input: Any = None
+    thinking: Any = None
+
+
+class _ResponseView(msgspec.Struct, gc=False):
+    """The members of a Messages response that `derive` reads; the rest is skipped unread."""
+
+    id: Any = None
+    model: Any = None
+    stop_reason: Any = None
+    usage: _UsageView | NotObject = None
+    content: list[_BlockView | NotObject] | NotList = None
+
+
+_response_view = msgspec.json.Decoder(_ResponseView)
+
+
+def derive(request: Payload, response: Payload) -> Derived:
+    """Derive record facts from a request and a Messages response; never raises.
+
+    `tokens_in` folds cache reads and writes into `input_tokens`, which excludes them;
+    Anthropic reports no reasoning tokens, so `tokens_reasoning` stays None. Tool calls
+    are the `tool_use` blocks (the calls the caller must run); server and MCP tool calls
+    are run by the API and answered inside the same message. `reasoning_content` is the
+    text of the `thinking` blocks joined with a newline (redacted thinking is opaque).
+    `response_status` stays None: a Messages response has no status (NeMo Gym reads a
+    `status` member of any body).
+    """
+    derived = Derived()
+    resp = decode_view(response, _response_view) or _ResponseView()
+    if isinstance(resp.id, str):
+        derived.response_id = resp.id
+    model = resp.model
+    if not (isinstance(model, str) and model):
+        model = request_model(request)
+    if isinstance(model, str) and model:
+        derived.model = model
+    if isinstance(resp.stop_reason, str):
+        derived.finish_reason = resp.stop_reason
+    if isinstance(resp.usage, _UsageView):
+        _derive_usage(derived, resp.usage)
+    content = resp.content
+    thinking: list[str] = []
+    if isinstance(content, list):
+        for block in content:
+            if not isinstance(block, _BlockView):
+                continue
+            kind = block.type
+            if kind == "tool_use":
+                call_id, name = block.id, block.name
+                derived.tool_calls.append(
+                    ToolCall(
+                        call_id=call_id if isinstance(call_id, str) else None,
+                        name=name if isinstance(name, str) else None,
+                        arguments=block.input,
+                    )
+                )
+            elif kind == "thinking" and isinstance(block.thinking, str) and block.thinking:
+                thinking.append(block.thinking)
+    derived.reasoning_content = "\n".join(thinking) or None
+    return derived
+
+
+def _derive_usage(derived: Derived, usage: _UsageView) -> None:
+    plain = token_count(usage.input_tokens)
+    cached = usage.cache_read_input_tokens
+    created = usage.cache_creation_input_tokens
+    read_count, create_count = token_count(cached), token_count(created)
+    derived.cached_tokens = read_count
+    derived.cache_creation_tokens = create_count
+    if read_count is not None:
+        derived.cache_hit = read_count > 0
+    # An absent cache count means no cache traffic; a present but invalid one is unknown.
+    cache_known = (cached is None or read_count is not None) and (
+        created is None or create_count is not None
+    )
+    if plain is not None and cache_known:
+        derived.tokens_in = plain + (read_count or 0) + (create_count or 0)
+    derived.tokens_out = token_count(usage.output_tokens)
+    if derived.tokens_in is not None and derived.tokens_out is not None:
+        derived.tokens_total = derived.tokens_in + derived.tokens_out
