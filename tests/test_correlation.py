@@ -25,7 +25,7 @@ from model_call_capture.correlation import (
     url_path_for_request,
     url_path_for_run,
 )
-from model_call_capture.store import InvalidRolloutIdError
+from model_call_capture.errors import InvalidRolloutIdError
 
 GLOBAL_CONFIG: dict[str, Any] = {
     "observability_enabled": True,
@@ -47,6 +47,58 @@ def _restore_process_correlation() -> Iterator[None]:
     saved = correlation.current_correlation()
     yield
     configure_correlation(saved)
+
+
+# -- rollout ids (the rule every module checks) ---------------------------------------
+
+
+@pytest.mark.parametrize(
+    "rollout_id",
+    ["0-0", "3-1-a2", "s7.0-0", "A", "run_1.task-2", "a" * 200, "x..y"],
+)
+def test_valid_rollout_ids_are_accepted(rollout_id: str) -> None:
+    assert correlation.validate_rollout_id(rollout_id) == rollout_id
+
+
+@pytest.mark.parametrize(
+    "rollout_id",
+    [
+        "",
+        ".",
+        "..",
+        "../etc/passwd",
+        "a/b",
+        "/abs",
+        "-leading-dash",
+        ".hidden",
+        "_under",
+        "a b",
+        "a\n",  # `$` would accept a trailing newline; the rule must not
+        "a\x00b",
+        "rollout\u2215slash",  # DIVISION SLASH, a look-alike of "/"
+        "\uff10-0",  # FULLWIDTH DIGIT ZERO
+        "é",
+        "a" * 201,
+        "a" * 300,
+    ],
+)
+def test_invalid_rollout_ids_are_refused(rollout_id: str) -> None:
+    with pytest.raises(InvalidRolloutIdError) as info:
+        correlation.validate_rollout_id(rollout_id)
+    message = str(info.value)
+    assert "^[A-Za-z0-9][A-Za-z0-9._-]*$" in message
+    assert "at most 200 characters" in message
+    assert repr(rollout_id)[:40] in message
+
+
+def test_an_overlong_id_is_shown_truncated_in_the_message() -> None:
+    with pytest.raises(InvalidRolloutIdError) as info:
+        correlation.validate_rollout_id("a" * 300)
+    assert "a" * 100 not in str(info.value)
+    assert "302 chars" in str(info.value)
+
+
+# -- rollout ids from run bodies ----------------------------------------------------------
 
 
 @pytest.mark.parametrize(

@@ -22,6 +22,11 @@ from model_call_capture.contracts import (
     ModelCallRecord,
     ModelRef,
 )
+from model_call_capture.errors import (
+    DamagedLineError,
+    InvalidRolloutIdError,
+    UnsupportedFormatError,
+)
 from model_call_capture.records import (
     aggregate_model_call_metrics,
     aggregate_model_call_records,
@@ -29,12 +34,7 @@ from model_call_capture.records import (
     read_available_model_call_records,
     read_model_call_records,
 )
-from model_call_capture.store import (
-    CaptureStore,
-    DamagedLineError,
-    InvalidRolloutIdError,
-    UnsupportedFormatError,
-)
+from model_call_capture.store import CaptureStore
 
 REF = ModelRef(type="responses_api_models", name="policy")
 

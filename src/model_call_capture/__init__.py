@@ -14,7 +14,7 @@ from .collection import (
     collect,
     merge_model_call_capture_into_record,
 )
-from .config import CaptureConfigError, load_capture_config
+from .config import load_capture_config
 from .contracts import (
     CaptureConfig,
     CaptureLine,
@@ -36,6 +36,15 @@ from .correlation import (
     url_path_for_request,
     url_path_for_run,
 )
+from .errors import (
+    CaptureConfigError,
+    CaptureError,
+    DamagedLineError,
+    InvalidRolloutIdError,
+    SchemaValidationError,
+    UnknownSchemaError,
+    UnsupportedFormatError,
+)
 from .middleware import CaptureMiddleware, install_model_call_capture
 from .reassembly import StreamReassembler, reassemble_stream
 from .records import (
@@ -46,18 +55,14 @@ from .records import (
     read_model_call_records,
 )
 from .redaction import Redactor
-from .store import (
-    CaptureStore,
-    DamagedLineError,
-    InvalidRolloutIdError,
-    UnsupportedFormatError,
-)
+from .store import CaptureStore
 
 __version__ = "0.1.0"
 
 __all__ = [
     "CaptureConfig",
     "CaptureConfigError",
+    "CaptureError",
     "CaptureLine",
     "CaptureMiddleware",
     "CaptureStore",
@@ -72,8 +77,10 @@ __all__ = [
     "ObservationGap",
     "Redactor",
     "RolloutCorrelation",
+    "SchemaValidationError",
     "StreamReassembler",
     "ToolCall",
+    "UnknownSchemaError",
     "UnsupportedFormatError",
     "add_rollout_self_call_route",
     "aggregate_model_call_metrics",

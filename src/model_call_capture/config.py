@@ -29,6 +29,7 @@ import msgspec
 import yaml
 
 from .contracts import CaptureConfig, StreamRawPolicy
+from .errors import CaptureConfigError
 
 __all__ = [
     "CAPTURE_KEYS",
@@ -45,10 +46,6 @@ ConfigSource = Mapping[str, Any] | str | os.PathLike[str] | None
 
 CAPTURE_KEYS = frozenset(CaptureConfig.__struct_fields__)
 """The top-level keys that configure capture (`observability_enabled`, ...)."""
-
-
-class CaptureConfigError(ValueError):
-    """The capture settings of a global config are unusable (says which and why)."""
 
 
 @dataclass(frozen=True, slots=True)

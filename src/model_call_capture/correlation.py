@@ -1,5 +1,9 @@
 """Correlating model calls with rollouts: rollout ids, the /ng-rollout/<id> prefix and agent helpers.
 
+A rollout id names its capture files, so it must be a safe file-name stem:
+`^[A-Za-z0-9][A-Za-z0-9._-]*$`, at most `MAX_ROLLOUT_ID_LENGTH` characters
+(`validate_rollout_id`). Every module that takes a rollout id checks it here.
+
 A model call is captured under a rollout when its URL path starts with
 `/ng-rollout/<rollout_id>`; the model server strips the prefix before routing. The id of
 a rollout attempt comes from the run request body:
@@ -18,15 +22,17 @@ then), or the one passed as `correlation=`.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from typing import Any
 from urllib.parse import quote, unquote, urlsplit, urlunsplit
 
 from .config import ConfigSource, ServerInstance, load_capture_config, load_server_instances
 from .contracts import CaptureConfig
-from .store import InvalidRolloutIdError, validate_rollout_id
+from .errors import InvalidRolloutIdError
 
 __all__ = [
+    "MAX_ROLLOUT_ID_LENGTH",
     "ROLLOUT_PREFIX",
     "SELF_CALL_ROUTE",
     "RolloutCorrelation",
@@ -42,7 +48,38 @@ __all__ = [
     "split_rollout_prefix",
     "url_path_for_request",
     "url_path_for_run",
+    "validate_rollout_id",
 ]
+
+MAX_ROLLOUT_ID_LENGTH = 200
+"""Longest accepted rollout id; keeps `<id>.capture.incomplete` under NAME_MAX (255)."""
+
+# ASCII only (the class lists ASCII ranges explicitly) and \Z, not $: `$` would accept a
+# trailing newline.
+_ROLLOUT_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*\Z")
+_ROLLOUT_ID_RULE = (
+    f"a rollout id must match ^[A-Za-z0-9][A-Za-z0-9._-]*$ and be at most "
+    f"{MAX_ROLLOUT_ID_LENGTH} characters"
+)
+
+
+def validate_rollout_id(rollout_id: str) -> str:
+    """Return `rollout_id` if it is a safe file-name stem, else raise `InvalidRolloutIdError`.
+
+    The rule (`^[A-Za-z0-9][A-Za-z0-9._-]*$`, at most 200 characters) excludes path
+    separators, `.`/`..`, absolute paths, NUL and non-ASCII look-alikes.
+    """
+    if (
+        not isinstance(rollout_id, str)
+        or len(rollout_id) > MAX_ROLLOUT_ID_LENGTH
+        or _ROLLOUT_ID.match(rollout_id) is None
+    ):
+        shown = repr(rollout_id)
+        if len(shown) > 80:
+            shown = shown[:60] + f"...<{len(shown)} chars>"
+        raise InvalidRolloutIdError(f"invalid rollout id {shown}: {_ROLLOUT_ID_RULE}")
+    return rollout_id
+
 
 ROLLOUT_PREFIX = "/ng-rollout/"
 """The path segment that introduces a rollout id."""

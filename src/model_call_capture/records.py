@@ -19,7 +19,8 @@ import msgspec
 from . import _codec
 from .contracts import CaptureLine, ModelCallMetrics, ModelCallRecord
 from .dialects import DIALECTS, Derived
-from .store import CaptureStore, DamagedLineError, decode_capture_line
+from .reader import CaptureLines, decode_capture_line
+from .store import CaptureStore
 
 __all__ = [
     "aggregate_model_call_metrics",
@@ -65,8 +66,8 @@ def _object_text(payload: msgspec.Raw | msgspec.UnsetType) -> msgspec.Raw | None
     raise _NotAnObject
 
 
-def _decode_line(raw: bytes, path: Path, index: int) -> CaptureLine:
-    """Decode one line as `store.decode_capture_line` does, leaving the payloads as JSON text.
+def _decode_line(raw: bytes, *, path: Path | None, line_index: int | None) -> CaptureLine:
+    """Decode one line as `reader.decode_capture_line` does, leaving the payloads as JSON text.
 
     Same verdict for every line: a line the lazy decode refuses, or accepts where a full
     decode might not (a payload that is not an object or null, bytes that are not UTF-8,
@@ -79,9 +80,9 @@ def _decode_line(raw: bytes, path: Path, index: int) -> CaptureLine:
         line.request = _object_text(line.request)  # type: ignore[assignment]
         line.response = _object_text(line.response)  # type: ignore[assignment]
     except (msgspec.DecodeError, UnicodeDecodeError, RecursionError, _NotAnObject):
-        return decode_capture_line(raw, path=path, line_index=index)
+        return decode_capture_line(raw, path=path, line_index=line_index)
     if not raw.isascii() and not _is_utf8(raw):
-        return decode_capture_line(raw, path=path, line_index=index)
+        return decode_capture_line(raw, path=path, line_index=line_index)
     # No `check_format`: `format` decoded as its v1 literal, so any other value was refused above.
     return line
 
@@ -97,24 +98,12 @@ def _is_utf8(raw: bytes) -> bool:
 def _read(
     store: CaptureStore, rollout_id: str, *, strict: bool
 ) -> tuple[list[ModelCallRecord], int]:
-    path = store.path(rollout_id)
-    records: list[ModelCallRecord] = []
-    damaged = 0
+    lines = CaptureLines(
+        store.iter_lines(rollout_id), store.path(rollout_id), strict=strict, decode=_decode_line
+    )
     with _codec.bulk_decoding():
-        for index, raw in store.iter_lines(rollout_id):
-            try:
-                line = _decode_line(raw, path, index)
-            except (msgspec.DecodeError, UnicodeDecodeError, RecursionError) as exc:
-                if strict:
-                    raise DamagedLineError(
-                        f"damaged capture line in {path}, line {index} (0-based, blank lines not counted): {exc}",
-                        path=path,
-                        line_index=index,
-                    ) from exc
-                damaged += 1
-                continue
-            records.append(build_model_call_record(line, index))
-    return records, damaged
+        records = [build_model_call_record(line, index) for index, line in lines]
+    return records, lines.damaged
 
 
 def _derive(line: CaptureLine) -> Derived:

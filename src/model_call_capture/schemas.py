@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import _codec
+from .errors import SchemaValidationError, UnknownSchemaError
 
 if TYPE_CHECKING:
     from referencing import Registry
@@ -42,27 +43,6 @@ SCHEMA_BASE_URI = "https://model-call-capture.dev/schemas/"
 """Prefix of every schema's `$id`; the rest of the `$id` is the file's path under `schemas/`."""
 
 _SUFFIX = ".schema.json"
-
-
-class UnknownSchemaError(LookupError):
-    """A schema name, path or `$id` that names no packaged schema."""
-
-
-class SchemaValidationError(ValueError):
-    """A document that its schema rejects.
-
-    `json_path` names the offending value (`$.model_ref.name`, `$` for the document
-    itself) and `schema` the schema it was checked against.
-    """
-
-    def __init__(self, message: str, *, json_path: str, schema: str) -> None:
-        super().__init__(f"{message} - at `{json_path}` (schema {schema})")
-        self.message = message
-        """What is wrong, in jsonschema's words."""
-        self.json_path = json_path
-        """JSONPath of the offending value, `$` for the document root."""
-        self.schema = schema
-        """The schema's `$id`, with a `#/$defs/...` fragment for a definition."""
 
 
 def schema_dir() -> Path:

@@ -17,9 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from model_call_capture import store as store_module
 from model_call_capture.contracts import CaptureLine
-from model_call_capture.store import CaptureStore
+from model_call_capture.store import CaptureStore, _locking
 
 from .conftest import Figure, sized
 
@@ -158,8 +157,8 @@ def test_without_flock_lines_still_never_interleave_on_one_host(
     def refuse(fd: int, operation: int) -> None:
         raise OSError(37, "No locks available")
 
-    monkeypatch.setattr(store_module.fcntl, "flock", refuse)
-    monkeypatch.setattr(store_module, "_warned_no_locks", True)  # warned once; tested in test_store
+    monkeypatch.setattr(_locking.fcntl, "flock", refuse)
+    monkeypatch.setattr(_locking, "_warned_no_locks", True)  # warned once; tested in test_store
     writers, written, on_disk, damaged_reads, blank = _run(tmp_path, no_flock=True)
     # Without the lock a reader may see the first part of a line still being written: it
     # counts it as damaged for that read (never as valid), and the line is whole afterwards.

@@ -25,10 +25,9 @@ from typing import Any
 import httpx
 import pytest
 
-from model_call_capture import store as store_module
 from model_call_capture.collection import build_model_call_capture
 from model_call_capture.contracts import CaptureLine
-from model_call_capture.store import CaptureStore
+from model_call_capture.store import CaptureStore, _files, _reading, _store, _writer
 
 from .apps import CHAT_REPLY, AckingStore, capturing, mounted, reply_app
 from .conftest import Figure
@@ -102,6 +101,15 @@ def test_a_full_disk_for_real(
     )
 
 
+# The store's modules that call `os`: a fault is injected into all of them, as into one.
+_STORE_MODULES = (_files, _reading, _store, _writer)
+
+
+def _patch_store_os(monkeypatch: pytest.MonkeyPatch, fake_os: Any) -> None:
+    for module in _STORE_MODULES:
+        monkeypatch.setattr(module, "os", fake_os)
+
+
 class _FaultyOs(types.SimpleNamespace):
     """The store's view of `os`: real, except `write`/`fsync` fail while armed."""
 
@@ -159,7 +167,7 @@ def test_write_and_fsync_errors_while_serving(
     figures: list[Figure],
 ) -> None:
     faulty = _FaultyOs(write_errno, fsync_errno)
-    monkeypatch.setattr(store_module, "os", faulty)
+    _patch_store_os(monkeypatch, faulty)
     store = AckingStore(tmp_path)
     rollouts = ["ra", "rb", "rc"]
     calls = 0
@@ -257,10 +265,8 @@ def test_capture_directory_made_read_only_while_serving(
                             raise OSError(errno.EROFS, "Read-only file system", str(path))
                         return real_open(path, flags, *args, **kwargs)
 
-                    monkeypatch.setattr(
-                        store_module,
-                        "os",
-                        types.SimpleNamespace(**{**vars(os), "open": read_only_open}),
+                    _patch_store_os(
+                        monkeypatch, types.SimpleNamespace(**{**vars(os), "open": read_only_open})
                     )
                 for i in range(4, 8):
                     _call(client, server.url, "ro", i)

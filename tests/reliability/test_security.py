@@ -23,8 +23,9 @@ from hypothesis import strategies as st
 
 from model_call_capture.collection import CollectorBusyError, collect
 from model_call_capture.contracts import CaptureLine
+from model_call_capture.errors import InvalidRolloutIdError
 from model_call_capture.redaction import REDACTED, SECRET_KEY_PATTERNS, Redactor
-from model_call_capture.store import CaptureStore, InvalidRolloutIdError
+from model_call_capture.store import CaptureStore
 
 from .apps import CHAT_REPLY, capturing, read_json_lines, reply_app
 from .conftest import Figure

@@ -11,9 +11,9 @@ import click
 from rich.console import Console
 
 from ..contracts import ModelCallRecord
+from ..store import CAPTURE_SUFFIX
 
 __all__ = [
-    "CAPTURE_SUFFIX",
     "RolloutRecords",
     "capture_root",
     "fmt_int",
@@ -23,9 +23,6 @@ __all__ = [
     "stderr",
     "stdout",
 ]
-
-CAPTURE_SUFFIX = ".capture.jsonl"
-"""The suffix of a rollout's capture file, `<rollout_id>.capture.jsonl`."""
 
 
 def stdout() -> Console:

@@ -11,7 +11,10 @@ import click
 import msgspec
 
 from .. import _codec
-from ._common import CAPTURE_SUFFIX, stderr, stdout
+from ..errors import UnsupportedFormatError
+from ..reader import RawLines, decode_capture_line
+from ..store import CAPTURE_SUFFIX
+from ._common import stderr, stdout
 
 __all__ = ["Problem", "capture_files", "check_file", "validate"]
 
@@ -66,8 +69,6 @@ def _schema_check(document: Any) -> str | None:
 
 def _contract_check(raw: bytes) -> str | None:
     """Decode the line exactly as readers do (`CaptureLine`, format major checked)."""
-    from ..store import UnsupportedFormatError, decode_capture_line
-
     try:
         decode_capture_line(raw)
     except (msgspec.ValidationError, UnsupportedFormatError) as exc:
@@ -81,24 +82,17 @@ def check_file(path: Path) -> tuple[int, list[Problem]]:
         data = path.read_bytes()
     except OSError as exc:
         return 0, [Problem(path, 0, f"cannot read: {exc.strerror or exc}")]
-    lines = data.split(b"\n")
-    if lines and lines[-1] == b"":
-        lines.pop()  # the newline that ends the last line
-    return len(lines), list(_check_lines(path, lines, unterminated=not data.endswith(b"\n")))
+    lines = RawLines((data,), numbering="editor")
+    problems = list(_check_lines(path, lines))
+    return lines.count, problems
 
 
-def _check_lines(path: Path, lines: list[bytes], *, unterminated: bool) -> Iterator[Problem]:
-    for number, raw in enumerate(lines, start=1):
-        if not raw.strip():
-            continue  # readers skip blank lines; they carry no call
+def _check_lines(path: Path, lines: RawLines) -> Iterator[Problem]:
+    for number, raw in lines:  # blank lines are skipped: they carry no call
         try:
             document = _codec.decode(raw)
         except (_codec.DecodeError, UnicodeDecodeError) as exc:
-            torn = (
-                " (the last line has no newline: a torn write?)"
-                if unterminated and number == len(lines)
-                else ""
-            )
+            torn = " (the last line has no newline: a torn write?)" if lines.unterminated else ""
             yield Problem(path, number, f"invalid JSON: {_one_line(str(exc))}{torn}")
             continue
         if not isinstance(document, dict):

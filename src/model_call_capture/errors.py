@@ -1,0 +1,87 @@
+"""The library's exceptions: one tree rooted in `CaptureError`.
+
+Catch `CaptureError` to handle every error the library raises on purpose (a bad rollout
+id, a damaged or newer capture line, unusable settings, a busy collector, a schema
+violation). Each error also keeps the builtin base it always had (`ValueError`,
+`RuntimeError`, `LookupError`), so code that catches those keeps working.
+
+Failures of the operating system stay `OSError` (a failed write or fsync, a refused
+symlink): they are not the library's verdict but the disk's, and callers handle them as
+such.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+__all__ = [
+    "CaptureConfigError",
+    "CaptureError",
+    "CollectorBusyError",
+    "DamagedLineError",
+    "InvalidRolloutIdError",
+    "SchemaValidationError",
+    "UnknownSchemaError",
+    "UnsupportedFormatError",
+]
+
+
+class CaptureError(Exception):
+    """Base class of every exception model-call-capture raises on purpose."""
+
+
+class InvalidRolloutIdError(CaptureError, ValueError):
+    """A rollout id that could name a path outside the capture directory, or is malformed."""
+
+
+class UnsupportedFormatError(CaptureError, ValueError):
+    """A capture line written by a newer major version of the format than this reader knows."""
+
+    def __init__(
+        self, message: str, *, path: Path | None = None, line_index: int | None = None
+    ) -> None:
+        super().__init__(message)
+        self.path = path
+        """The capture file, when known."""
+        self.line_index = line_index
+        """The 0-based index of the line (blank lines not counted), when known."""
+
+
+class DamagedLineError(CaptureError, ValueError):
+    """A capture line that is not a valid `CaptureLine` (bad JSON, wrong types, torn write)."""
+
+    def __init__(self, message: str, *, path: Path, line_index: int) -> None:
+        super().__init__(message)
+        self.path = path
+        """The capture file."""
+        self.line_index = line_index
+        """The 0-based index of the damaged line (blank lines not counted)."""
+
+
+class CaptureConfigError(CaptureError, ValueError):
+    """The capture settings of a global config are unusable (says which and why)."""
+
+
+class CollectorBusyError(CaptureError, RuntimeError):
+    """Another collector is running against the same capture directory."""
+
+
+class UnknownSchemaError(CaptureError, LookupError):
+    """A schema name, path or `$id` that names no packaged schema."""
+
+
+class SchemaValidationError(CaptureError, ValueError):
+    """A document that its schema rejects.
+
+    `json_path` names the offending value (`$.model_ref.name`, `$` for the document
+    itself) and `schema` the schema it was checked against.
+    """
+
+    def __init__(self, message: str, *, json_path: str, schema: str) -> None:
+        super().__init__(f"{message} - at `{json_path}` (schema {schema})")
+        self.message = message
+        """What is wrong, in jsonschema's words."""
+        self.json_path = json_path
+        """JSONPath of the offending value, `$` for the document root."""
+        self.schema = schema
+        """The schema's `$id`, with a `#/$defs/...` fragment for a definition."""

@@ -1,0 +1,54 @@
+"""CaptureStore: durable, append-only, per-rollout JSONL capture files.
+
+Layout of a capture directory (`root`):
+
+- `<rollout_id>.capture.jsonl` — one `CaptureLine` per line, append-only;
+- `<rollout_id>.capture.incomplete` — an empty marker: a capture for this rollout failed.
+
+Writing (`_writer`). Lines are written with one `os.write` (`os.writev` for several) to a
+file opened with `O_APPEND`, under an exclusive `flock` on the file, then one `fsync`. The
+lock serializes writers of every process (and of every host on a shared filesystem that
+supports `flock`), so lines never interleave. Group commit: while one thread of this
+process writes and fsyncs a file, the lines other threads append to it wait in one batch;
+when it is done, the batch's first thread writes the whole batch (one write under one
+lock) and fsyncs once for all of them. Each call returns only after an `fsync` that
+started after its line was written, so a returned append is on disk; a line is written
+once, never retried. A crashed writer can leave a torn last line without its newline; the
+next append sees the missing newline under the lock and starts on a fresh line, so the
+torn line stays one damaged line and every later line stays readable.
+
+Reading (`_reading`, then `model_call_capture.reader`). Readers take a shared `flock` only
+to learn the file's size: every writer holds the exclusive lock for its whole write, so
+the bytes up to that size are complete lines (or lines torn by a crash, which no later
+write completes). Lines are numbered as NeMo Gym numbers them: blank and whitespace-only
+lines are skipped and not counted; every other line takes the next index, whether it is
+valid or damaged.
+
+Without `flock` (`_locking`; some NFS and FUSE mounts refuse it with ENOLCK/EOPNOTSUPP)
+the store warns once and appends without the lock: one `O_APPEND` write of a whole line
+still does not interleave on one host; only writers on several hosts lose their
+serialization.
+
+Security (`_files`). Rollout ids are validated before they touch a path, and files are
+opened with `O_NOFOLLOW`, so a symlink placed in the directory cannot redirect a read or
+a write.
+"""
+
+from __future__ import annotations
+
+# Transitional: collection.py and middleware.py import these from here. They live in
+# `model_call_capture.correlation` and `model_call_capture.errors`; once those two modules
+# import them from there, this import and its names in `__all__` go.
+from ..correlation import validate_rollout_id
+from ..errors import InvalidRolloutIdError, UnsupportedFormatError
+from ._files import CAPTURE_SUFFIX, INCOMPLETE_SUFFIX
+from ._store import CaptureStore
+
+__all__ = [
+    "CAPTURE_SUFFIX",
+    "INCOMPLETE_SUFFIX",
+    "CaptureStore",
+    "InvalidRolloutIdError",
+    "UnsupportedFormatError",
+    "validate_rollout_id",
+]

@@ -1,0 +1,285 @@
+"""The group-commit writer: durable appends, batched per file, one write and one fsync a batch.
+
+While one thread of this process writes and fsyncs a file, the lines other threads append
+to it wait in one batch; when it is done, the batch's first thread (its leader) writes the
+whole batch (one write under one lock) and fsyncs once for all of them. Each append
+returns only after an `fsync` that started after its line was written; a line is written
+once, never retried.
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import os
+import stat
+import threading
+from pathlib import Path
+
+from .. import _codec
+from ..contracts import CaptureLine
+from ._files import open_or_create
+from ._locking import flock
+
+__all__ = ["append", "forget", "line_bytes"]
+
+_Buffer = bytes | bytearray
+_IOV_MAX = 1024  # Linux's limit on the buffers of one writev
+_CACHE_MAX = 4096  # bound of `_ends`
+
+
+def _held_lock() -> threading.Lock:
+    lock = threading.Lock()
+    lock.acquire()
+    return lock
+
+
+class _Batch:
+    """Lines appended to one file while another thread was writing it: written together.
+
+    The thread of the first line leads: once the previous leader is done, it writes every
+    line of the batch with one write under one lock and fsyncs once; the others wait.
+    """
+
+    __slots__ = ("done", "errors", "lines", "turn")
+
+    def __init__(self) -> None:
+        self.lines: list[_Buffer] = []
+        self.errors: list[OSError | None] | None = None
+        """Per line, when something failed: None for a durable line, else its error."""
+        self.turn = _held_lock()
+        """Released by the previous leader: this batch's leader may write."""
+        self.done = _held_lock()
+        """Released by this batch's leader once its lines are durable (or failed)."""
+
+
+class _Group:
+    """Group-commit state of one capture file in this process."""
+
+    __slots__ = ("busy", "lock", "pending", "users")
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.busy = False
+        """True while a leader writes the file or a batch waits for its leader to start."""
+        self.pending: _Batch | None = None
+        """The batch new lines join while the file is busy."""
+        self.users = 0
+
+
+_groups: dict[str, _Group] = {}
+_groups_lock = threading.Lock()
+
+# Where this process's last complete write to a file ended: (device, inode, size). While
+# the file still ends there, nobody wrote after us (capture files only grow; `clear`
+# unlinks), so its last byte is our newline and reading it back can be skipped.
+_ends: dict[str, tuple[int, int, int]] = {}
+
+
+def line_bytes(line: CaptureLine | bytes) -> _Buffer:
+    """The line to write, newline included (the codec's own buffer: no copy of a big line)."""
+    if isinstance(line, CaptureLine):
+        return _codec.encode_line(line)
+    data = bytes(line)
+    body = len(data) - 1 if data.endswith(b"\n") else len(data)
+    if data.find(b"\n", 0, body) != -1 or data.isspace() or not data:
+        raise ValueError("a capture line must be one non-empty line of JSON")
+    return data if body < len(data) else data + b"\n"
+
+
+def forget(path: str) -> None:
+    """Drop what this process knows of the file at `path` (it is being unlinked)."""
+    _ends.pop(path, None)  # a new file may reuse the inode
+
+
+def append(path: str, data: _Buffer, *, root: Path, mode: int) -> None:
+    """Append `data` (one line, newline included) to `path` durably, in a batch if others write.
+
+    A missing file is created with `mode` (and `root` with it). Raises the `OSError` of the
+    open, lock, write or fsync that failed this line.
+    """
+    group = _acquire_group(path)
+    try:
+        with group.lock:
+            batch = group.pending
+            if not group.busy:
+                group.busy = True
+            elif batch is None:
+                batch = group.pending = _Batch()
+            if batch is not None:
+                index = len(batch.lines)
+                batch.lines.append(data)
+        if batch is None:  # nobody else is writing this file: write this line now
+            try:
+                errors = _write_durably(path, [data], root, mode)
+            finally:
+                _hand_over(group)
+            if errors is not None and errors[0] is not None:
+                raise errors[0]
+            return
+        if index == 0:
+            _lead(path, group, batch, root, mode)
+        else:
+            batch.done.acquire()
+            batch.done.release()
+        error = batch.errors[index] if batch.errors is not None else None
+        if error is not None:
+            raise error if index == 0 else _copy_error(error)
+    finally:
+        _release_group(path, group)
+
+
+def _acquire_group(path: str) -> _Group:
+    with _groups_lock:
+        group = _groups.get(path)
+        if group is None:
+            group = _groups[path] = _Group()
+        group.users += 1
+        return group
+
+
+def _release_group(path: str, group: _Group) -> None:
+    with _groups_lock:
+        group.users -= 1
+        if group.users == 0 and _groups.get(path) is group:
+            del _groups[path]
+
+
+def _hand_over(group: _Group) -> None:
+    """A leader is done: start the waiting batch's leader, or mark the file idle."""
+    with group.lock:
+        after = group.pending
+        group.pending = None
+        group.busy = after is not None
+    if after is not None:
+        after.turn.release()
+
+
+def _lead(path: str, group: _Group, batch: _Batch, root: Path, mode: int) -> None:
+    """Write and fsync a batch once the previous leader is done (it detached the batch)."""
+    try:
+        batch.turn.acquire()
+        errors = _write_durably(path, batch.lines, root, mode)
+    except BaseException as exc:  # not an OSError (interrupted): release the others all the same
+        _hand_over(group)  # first: a batch still waiting is detached, so no line joins it now
+        batch.errors = [OSError(errno.EIO, f"capture write interrupted: {exc!r}")] * len(
+            batch.lines
+        )
+        batch.done.release()
+        raise
+    _hand_over(group)
+    batch.errors = errors
+    batch.done.release()
+
+
+def _write_durably(
+    path: str, lines: list[_Buffer], root: Path, mode: int
+) -> list[OSError | None] | None:
+    """Write `lines` with one write under the file's lock, then fsync once.
+
+    None when every line is durable; else one entry per line: None for a durable
+    line, the error of a line that is not (a line cut by a failed write is not
+    retried; the whole lines before it are still fsynced).
+    """
+    try:
+        fd, st = _open_locked(path, root, mode)
+    except OSError as exc:
+        return [exc] * len(lines)
+    try:
+        buffers = lines
+        try:
+            try:
+                # Under the lock no writer is mid-write, so a last byte that is not a
+                # newline is a line torn by a crashed writer.
+                if (
+                    st.st_size
+                    and _ends.get(path) != (st.st_dev, st.st_ino, st.st_size)
+                    and os.pread(fd, 1, st.st_size - 1) != b"\n"
+                ):
+                    buffers = [b"\n", *lines]
+                written, write_error = _write_buffers(fd, buffers)
+            finally:
+                flock(fd, fcntl.LOCK_UN)
+        except OSError as exc:
+            return [exc] * len(lines)
+        errors: list[OSError | None] | None = None
+        if write_error is None:
+            if len(_ends) >= _CACHE_MAX:
+                _ends.clear()
+            _ends[path] = (st.st_dev, st.st_ino, st.st_size + written)
+        else:
+            _ends.pop(path, None)
+            end = len(buffers) - len(lines)  # the newline that ends a torn line
+            errors = []
+            for line in lines:
+                end += len(line)
+                errors.append(None if end <= written else write_error)
+            if errors[0] is not None:
+                return errors  # no whole line written: nothing to fsync
+        try:
+            os.fsync(fd)
+        except OSError as exc:
+            # After a failed fsync the kernel may drop the dirty pages and report
+            # success next time: every line written here must be reported as lost.
+            _ends.pop(path, None)
+            failed = OSError(exc.errno, f"fsync failed: {exc.strerror}")
+            failed.__cause__ = exc
+            return [failed if error is None else error for error in errors or [None] * len(lines)]
+        return errors
+    finally:
+        os.close(fd)
+
+
+def _open_locked(path: str, root: Path, mode: int) -> tuple[int, os.stat_result]:
+    """Open the capture file for appending and take its exclusive lock: (fd, its stat).
+
+    `clear()` unlinks under the same lock, so a file found unlinked once the lock is
+    held was cleared after we opened it: open the fresh one instead of writing a
+    line nobody will read.
+    """
+    while True:
+        fd = open_or_create(
+            path, os.O_RDWR | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC, root=root, mode=mode
+        )
+        try:
+            flock(fd, fcntl.LOCK_EX)
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                raise OSError(errno.EINVAL, f"{path} is not a regular file")
+            if st.st_nlink > 0:
+                return fd, st
+        except BaseException:
+            os.close(fd)
+            raise
+        os.close(fd)
+
+
+def _write_buffers(fd: int, buffers: list[_Buffer]) -> tuple[int, OSError | None]:
+    """Write `buffers` in order, one `writev` for all; (bytes written, the error that stopped it)."""
+    written = 0
+    try:
+        for start in range(0, len(buffers), _IOV_MAX):
+            part = buffers[start : start + _IOV_MAX]
+            n = os.write(fd, part[0]) if len(part) == 1 else os.writev(fd, part)
+            written += n
+            size = sum(map(len, part))
+            if n < size:  # short (the disk filled up): write the rest, or get its error
+                rest = memoryview(part[0] if len(part) == 1 else b"".join(part))[n:]
+                while rest:
+                    n = os.write(fd, rest)
+                    if (
+                        n <= 0
+                    ):  # pragma: no cover - a regular file never returns 0 for a non-empty write
+                        raise OSError(errno.EIO, "write returned 0")
+                    written += n
+                    rest = rest[n:]
+    except OSError as exc:
+        return written, exc
+    return written, None
+
+
+def _copy_error(error: OSError) -> OSError:
+    """A fresh exception for another thread of the batch (one object is not raised twice)."""
+    copy = OSError(error.errno, error.strerror, error.filename)
+    copy.__cause__ = error
+    return copy
