@@ -311,7 +311,7 @@ def test_prefix_is_split_from_path_and_raw_path(
     }
     if raw_path is not None:
         scope["raw_path"] = raw_path
-    split = correlation._split_scope_prefix(scope)
+    split = correlation.split_scope_prefix(scope)
     assert split is not None
     rollout_id, new_scope = split
     assert (rollout_id, new_scope["path"], new_scope.get("raw_path")) == expected
@@ -322,7 +322,7 @@ def test_prefix_is_split_from_path_and_raw_path(
 @pytest.mark.parametrize("path", ["/v1/chat/completions", "/ng-rollouts/x/v1", "/ng-rollout"])
 def test_paths_without_the_prefix_are_left_alone(path: str) -> None:
     scope = {"type": "http", "path": path, "raw_path": path.encode()}
-    assert correlation._split_scope_prefix(scope) is None
+    assert correlation.split_scope_prefix(scope) is None
 
 
 @pytest.mark.parametrize(
@@ -335,4 +335,4 @@ def test_paths_without_the_prefix_are_left_alone(path: str) -> None:
     ],
 )
 def test_route_path_is_the_path_without_root_path(path: str, root_path: str, route: str) -> None:
-    assert correlation._route_path({"path": path, "root_path": root_path}) == route
+    assert correlation.route_path({"path": path, "root_path": root_path}) == route

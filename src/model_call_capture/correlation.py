@@ -45,7 +45,9 @@ __all__ = [
     "rollout_id_for_body",
     "rollout_id_from_run",
     "rollout_path_prefix",
+    "route_path",
     "split_rollout_prefix",
+    "split_scope_prefix",
     "url_path_for_request",
     "url_path_for_run",
     "validate_rollout_id",
@@ -322,7 +324,7 @@ def add_rollout_self_call_route(
 # -- the prefix in an ASGI scope (the capture middleware) ----------------------------
 
 
-def _split_scope_prefix(scope: Mapping[str, Any]) -> tuple[str, dict[str, Any]] | None:
+def split_scope_prefix(scope: Mapping[str, Any]) -> tuple[str, dict[str, Any]] | None:
     """(rollout id, copy of the ASGI `scope` without the prefix), or None when it has none.
 
     The prefix is looked for after `root_path`, which is left alone. The id is read from
@@ -360,7 +362,7 @@ def _split_scope_prefix(scope: Mapping[str, Any]) -> tuple[str, dict[str, Any]] 
     return rollout_id, new_scope
 
 
-def _route_path(scope: Mapping[str, Any]) -> str:
+def route_path(scope: Mapping[str, Any]) -> str:
     """The path an app routes on: the scope's `path` without its `root_path`."""
     path: str = scope["path"]
     root: str = scope.get("root_path") or ""

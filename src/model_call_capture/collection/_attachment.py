@@ -21,9 +21,10 @@ import msgspec
 
 from .. import _codec
 from ..contracts import ModelCallCapture, ModelCallRecord, ObservationGap
-from ..correlation import rollout_id_for_body
+from ..correlation import rollout_id_for_body, validate_rollout_id
+from ..errors import UnsupportedFormatError
 from ..records import aggregate_model_call_records, read_available_model_call_records
-from ..store import CaptureStore, UnsupportedFormatError, validate_rollout_id
+from ..store import CaptureStore
 
 __all__ = [
     "ATTACHMENT_KEY",

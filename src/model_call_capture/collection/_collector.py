@@ -28,6 +28,7 @@ from typing import IO, Any, TypeAlias
 
 from .. import _codec
 from ..correlation import rollout_id_for_body
+from ..errors import CollectorBusyError
 from ..store import CaptureStore
 from ._attachment import (
     clear_model_call_captures_for_rollouts,
@@ -53,10 +54,6 @@ of an agent server whose `POST /run` does the same."""
 
 _STAMPS = ("_ng_task_index", "_ng_rollout_index", "_ng_attempt_index", "_ng_rollout_id")
 """The run-body keys a written rollout gets when the agent's record lacks them."""
-
-
-class CollectorBusyError(RuntimeError):
-    """Another collector is running against the same capture directory."""
 
 
 @dataclass(slots=True)

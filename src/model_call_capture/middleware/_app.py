@@ -8,10 +8,11 @@ from typing import Any, cast
 
 from .._asgi import ASGIApp, Receive, Scope, Send
 from ..contracts import CaptureConfig, Dialect, ModelRef
-from ..correlation import _route_path, _split_scope_prefix
+from ..correlation import route_path, split_scope_prefix, validate_rollout_id
 from ..dialects import dialect_for_path
+from ..errors import InvalidRolloutIdError
 from ..redaction import Redaction
-from ..store import CaptureStore, InvalidRolloutIdError, validate_rollout_id
+from ..store import CaptureStore
 from ._call import CapturedCall
 from ._context import CAPTURE_EXTENSION
 from ._writer import CaptureWriter, OnceSet, Store
@@ -64,12 +65,12 @@ class CaptureMiddleware:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        split = _split_scope_prefix(scope)
+        split = split_scope_prefix(scope)
         if split is None:
             await self.app(scope, receive, send)
             return
         rollout_id, scope = split
-        dialect = dialect_for_path(_route_path(scope)) if self.store is not None else None
+        dialect = dialect_for_path(route_path(scope)) if self.store is not None else None
         if dialect is None:
             await self.app(scope, receive, send)
             return

@@ -36,11 +36,6 @@ a write.
 
 from __future__ import annotations
 
-# Transitional: collection.py and middleware.py import these from here. They live in
-# `model_call_capture.correlation` and `model_call_capture.errors`; once those two modules
-# import them from there, this import and its names in `__all__` go.
-from ..correlation import validate_rollout_id
-from ..errors import InvalidRolloutIdError, UnsupportedFormatError
 from ._files import CAPTURE_SUFFIX, INCOMPLETE_SUFFIX
 from ._store import CaptureStore
 
@@ -48,7 +43,4 @@ __all__ = [
     "CAPTURE_SUFFIX",
     "INCOMPLETE_SUFFIX",
     "CaptureStore",
-    "InvalidRolloutIdError",
-    "UnsupportedFormatError",
-    "validate_rollout_id",
 ]
