@@ -11,7 +11,8 @@ from model_call_capture.collection import (
     clear_model_call_captures_for_rollouts,
     merge_model_call_capture_into_record,
 )
-from model_call_capture.store import CaptureStore, InvalidRolloutIdError
+from model_call_capture.errors import InvalidRolloutIdError
+from model_call_capture.store import CaptureStore
 
 from .conftest import capture_line
 
