@@ -73,8 +73,8 @@ def _struct_types() -> dict[str, type[msgspec.Struct]]:
     modules = [contracts]
     dialects = importlib.import_module("model_call_capture.dialects")
     modules += [
-        importlib.import_module(f"{dialects.__name__}.{m.name}")
-        for m in pkgutil.iter_modules(dialects.__path__)
+        importlib.import_module(m.name)
+        for m in pkgutil.walk_packages(dialects.__path__, dialects.__name__ + ".")
     ]
     found: dict[str, type[msgspec.Struct]] = {}
     for module in modules:
