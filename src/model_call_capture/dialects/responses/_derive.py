@@ -1,0 +1,133 @@
+"""Record facts of a Responses call, read from its request and response bodies.
+
+`derive` decodes the response into small view Structs holding only the members it reads
+(see `base.decode_view`): a response of megabytes costs no more than the fields used.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from ...contracts import ToolCall
+from ..base import (
+    Derived,
+    NotList,
+    NotObject,
+    Payload,
+    decode_view,
+    request_model,
+    token_count,
+    tool_arguments,
+)
+
+__all__ = ["derive"]
+
+
+class _TokenDetails(msgspec.Struct, gc=False):
+    cached_tokens: Any = None
+    reasoning_tokens: Any = None
+
+
+class _UsageView(msgspec.Struct, gc=False):
+    input_tokens: Any = None
+    output_tokens: Any = None
+    total_tokens: Any = None
+    input_tokens_details: _TokenDetails | NotObject = None
+    output_tokens_details: _TokenDetails | NotObject = None
+
+
+class _TextView(msgspec.Struct, gc=False):
+    text: Any = None
+
+
+class _ItemView(msgspec.Struct, gc=False):
+    type: Any = None
+    call_id: Any = None
+    name: Any = None
+    arguments: Any = None
+    input: Any = None
+    summary: list[_TextView | NotObject] | NotList = None
+    content: list[_TextView | NotObject] | NotList = None
+
+
+class _IncompleteView(msgspec.Struct, gc=False):
+    reason: Any = None
+
+
+class _ResponseView(msgspec.Struct, gc=False):
+    """The members of a Responses `response` that `derive` reads; the rest is skipped unread."""
+
+    id: Any = None
+    model: Any = None
+    status: Any = None
+    incomplete_details: _IncompleteView | NotObject = None
+    usage: _UsageView | NotObject = None
+    output: list[_ItemView | NotObject] | NotList = None
+
+
+_response_view = msgspec.json.Decoder(_ResponseView)
+_NO_USAGE = _UsageView()
+
+
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _detail(details: object, name: str) -> object:
+    return getattr(details, name) if isinstance(details, _TokenDetails) else None
+
+
+def derive(request: Payload, response: Payload) -> Derived:
+    """Derive record facts from a Responses request and response; never raises.
+
+    Cached tokens are part of `input_tokens` and reasoning tokens part of `output_tokens`,
+    so nothing is added twice. `finish_reason` is `incomplete_details.reason` (null for a
+    completed response, as NeMo Gym records it). Tool calls are the `function_call` and
+    `custom_tool_call` items; reasoning is every summary and reasoning text, in order,
+    joined by a newline.
+    """
+    resp = decode_view(response, _response_view) or _ResponseView()
+    usage = resp.usage if isinstance(resp.usage, _UsageView) else _NO_USAGE
+    tokens_in = token_count(usage.input_tokens)
+    tokens_out = token_count(usage.output_tokens)
+    tokens_total = token_count(usage.total_tokens)
+    if tokens_total is None and tokens_in is not None and tokens_out is not None:
+        tokens_total = tokens_in + tokens_out
+    cached = token_count(_detail(usage.input_tokens_details, "cached_tokens"))
+    tool_calls: list[ToolCall] = []
+    reasoning: list[str] = []
+    output = resp.output
+    for item in output if isinstance(output, list) else []:
+        if not isinstance(item, _ItemView):
+            continue
+        kind = item.type
+        if kind == "function_call" or kind == "custom_tool_call":
+            raw = item.arguments if kind == "function_call" else item.input
+            tool_calls.append(
+                ToolCall(
+                    call_id=_str(item.call_id), name=_str(item.name), arguments=tool_arguments(raw)
+                )
+            )
+        elif kind == "reasoning":
+            for parts in (item.summary, item.content):
+                for part in parts if isinstance(parts, list) else []:
+                    text = part.text if isinstance(part, _TextView) else None
+                    if isinstance(text, str) and text:
+                        reasoning.append(text)
+    incomplete = resp.incomplete_details
+    return Derived(
+        response_id=_str(resp.id),
+        model=_str(resp.model) or _str(request_model(request)),
+        response_status=_str(resp.status),
+        finish_reason=_str(incomplete.reason) if isinstance(incomplete, _IncompleteView) else None,
+        tokens_in=tokens_in,
+        tokens_out=tokens_out,
+        tokens_reasoning=token_count(_detail(usage.output_tokens_details, "reasoning_tokens")),
+        tokens_total=tokens_total,
+        cached_tokens=cached,
+        cache_hit=None if cached is None else cached > 0,
+        tool_calls=tool_calls,
+        reasoning_content="\n".join(reasoning) if reasoning else None,
+    )
