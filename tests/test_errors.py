@@ -124,13 +124,7 @@ def _exported_exceptions() -> list[str]:
     ]
 
 
-@pytest.mark.parametrize(
-    "name",
-    [
-        pytest.param(name, marks=_COLLECTOR_NOT_YET) if name == "CollectorBusyError" else name
-        for name in _exported_exceptions()
-    ],
-)
+@pytest.mark.parametrize("name", _exported_exceptions())
 def test_every_exported_exception_is_a_capture_error_of_the_tree(name: str) -> None:
     exported = getattr(model_call_capture, name)
     assert issubclass(exported, CaptureError)
