@@ -163,11 +163,15 @@ def lines(capture_dir: Path, rollout_id: str) -> list[Any]:
     return CaptureStore(capture_dir).read(rollout_id)
 
 
-def wait_for_file(path: Path, timeout: float = 10) -> None:
-    """Until `path` exists (a line written after the client saw its response end)."""
-    deadline = time.monotonic() + timeout
-    while not path.exists() and time.monotonic() < deadline:
+def wait_for_lines(capture_dir: Path, rollout_id: str, count: int = 1) -> list[Any]:
+    """The rollout's lines, once there are `count` (a line may land after the client left)."""
+    store = CaptureStore(capture_dir)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        if store.path(rollout_id).exists() and len(store.read_available(rollout_id)[0]) >= count:
+            break
         time.sleep(0.02)
+    return store.read(rollout_id)
 
 
 @dataclass
@@ -245,14 +249,26 @@ def parse_reply(data: bytes) -> RawReply:
     return RawReply(int(status_line.split()[1]), headers, body)
 
 
+def read_to_end(sock: socket.socket) -> bytes:
+    """Everything the server sends until it closes the connection.
+
+    A reset ends it too: a server that closes with unread request bytes in its buffer
+    resets the connection, after what it wrote has arrived.
+    """
+    data = bytearray()
+    try:
+        while chunk := sock.recv(65536):
+            data += chunk
+    except ConnectionResetError:
+        pass
+    return bytes(data)
+
+
 def raw_request(port: int, data: bytes, *, timeout: float = 10) -> RawReply:
     """Send `data` on a fresh connection (it asks the server to close) and parse the reply."""
     with socket.create_connection(("127.0.0.1", port), timeout=timeout) as sock:
         sock.sendall(data)
-        received = bytearray()
-        while chunk := sock.recv(65536):
-            received += chunk
-    return parse_reply(bytes(received))
+        return parse_reply(read_to_end(sock))
 
 
 def get(target: bytes) -> bytes:

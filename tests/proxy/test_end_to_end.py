@@ -10,7 +10,6 @@ answers, an app that stalls in the middle of a stream.
 from __future__ import annotations
 
 import re
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -23,7 +22,7 @@ import pytest
 from model_call_capture.proxy import create_proxy_app
 from servers import serve
 
-from .conftest import API_KEY, closed_port, lines, listening_socket, mcc_serve
+from .conftest import API_KEY, closed_port, lines, listening_socket, mcc_serve, wait_for_lines
 
 ROLLOUT = "proxy-7"
 
@@ -191,10 +190,7 @@ def test_a_client_that_leaves_mid_stream_is_recorded_as_cancelled(proxy: tuple[s
         chunks = response.iter_raw()
         assert next(chunks).startswith(b"data: ")
         next(chunks)
-    deadline = time.monotonic() + 10
-    while not (capture_dir / "leaver-1.capture.jsonl").exists() and time.monotonic() < deadline:
-        time.sleep(0.05)
-    (line,) = lines(capture_dir, "leaver-1")
+    (line,) = wait_for_lines(capture_dir, "leaver-1")
     assert (line.status_code, line.error_category, line.stream) == (200, "cancelled", True)
 
 

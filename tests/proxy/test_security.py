@@ -25,11 +25,11 @@ from .conftest import (
     RecordingUpstream,
     closed_port,
     get,
-    lines,
     listening_socket,
     mcc_serve,
     raw_request,
-    wait_for_file,
+    read_to_end,
+    wait_for_lines,
 )
 
 USER = "gw-operator"
@@ -78,9 +78,9 @@ def test_upstream_credentials_reach_no_client_capture_or_log(tmp_path: Path, fai
         f"upstream http://127.0.0.1:{port}/v1 {verb}"
     )
     assert served.banner.startswith(f"mcc serve: {served.url} -> http://127.0.0.1:{port}/v1, ")
+    (line,) = wait_for_lines(served.capture_dir, "creds-1")
     capture = (served.capture_dir / "creds-1.capture.jsonl").read_text()
     _assert_secret_free(reply.text, capture, served.banner, served.stderr())
-    (line,) = lines(served.capture_dir, "creds-1")
     assert (line.status_code, line.request) == (
         status,
         {"model": "m", "messages": [{"role": "user", "content": "hi"}]},
@@ -147,12 +147,11 @@ def test_a_declared_body_over_the_limit_is_413_before_it_is_read(tmp_path: Path)
             upstream.seen.clear()  # the start-up probe
             head = _post(b"/ng-rollout/big-1/v1/chat/completions", b"", b"Content-Length: 1001")
             reply = raw_request(served.port, head)
-            wait_for_file(served.capture_dir / "big-1.capture.jsonl")
     assert reply.status == 413
     assert reply.json()["error"]["type"] == "request_too_large"
     assert reply.headers["connection"] == "close"
     assert upstream.seen == []
-    (line,) = lines(served.capture_dir, "big-1")
+    (line,) = wait_for_lines(served.capture_dir, "big-1")
     assert (line.status_code, line.error_category) == (413, "client_error")
 
 
@@ -174,24 +173,16 @@ def test_a_body_that_stalls_is_408_and_recorded_as_timeout(tmp_path: Path) -> No
                 b"/ng-rollout/stall-1/v1/chat/completions", CHAT[:10], b"Content-Length: 100"
             )
             reply = raw_request(served.port, half)
-            wait_for_file(served.capture_dir / "stall-1.capture.jsonl")
     assert reply.status == 408
     assert reply.json()["error"] == {
         "type": "request_timeout",
         "message": "no request body received for 0.5 s",
     }
-    (line,) = lines(served.capture_dir, "stall-1")
+    (line,) = wait_for_lines(served.capture_dir, "stall-1")
     assert (line.status_code, line.error_category) == (408, "timeout")
 
 
 # -- 10. half-sent requests, and the connection cap --------------------------------------
-
-
-def _read_to_end(sock: socket.socket) -> bytes:
-    data = bytearray()
-    while chunk := sock.recv(4096):
-        data += chunk
-    return bytes(data)
 
 
 def test_half_sent_requests_are_cut_at_the_header_timeout_and_the_cap_answers_503(
@@ -206,7 +197,7 @@ def test_half_sent_requests_are_cut_at_the_header_timeout_and_the_cap_answers_50
                 sock.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: proxy\r\nContent-")
                 idle.append(sock)
             busy = raw_request(served.port, get(b"/v1/models"))
-            cut = [_read_to_end(sock) for sock in idle]
+            cut = [read_to_end(sock) for sock in idle]
         finally:
             for sock in idle:
                 sock.close()
@@ -247,10 +238,9 @@ def test_dot_segments_are_resolved_before_routing_and_capture(tmp_path: Path) ->
         chat = raw_request(
             served.port, _post(b"/ng-rollout/dots-1/v1/./x/../chat/completions", CHAT)
         )
-        wait_for_file(served.capture_dir / "dots-1.capture.jsonl")
     assert (models.status, models.json()["path"]) == (200, "/gw/v1/models")
     assert (chat.status, chat.json()["path"]) == (200, "/gw/v1/chat/completions")
-    (line,) = lines(served.capture_dir, "dots-1")
+    (line,) = wait_for_lines(served.capture_dir, "dots-1")
     assert (line.dialect, line.status_code) == ("chat", 200)
 
 
@@ -270,7 +260,6 @@ def test_request_target_forms(tmp_path: Path) -> None:
         )
         fragment = raw_request(served.port, get(b"/v1/models#top"))
         in_query = raw_request(served.port, get(b"/v1/models?a=1#top"))
-        wait_for_file(served.capture_dir / "abs-1.capture.jsonl")
     # RFC 9112 section 3.2.2: absolute-form is taken by its path, not by its host.
     assert (absolute.status, absolute.json()["path"], absolute.json()["query"]) == (
         200,
@@ -279,7 +268,7 @@ def test_request_target_forms(tmp_path: Path) -> None:
     )
     assert absolute.json()["headers"]["host"] == f"127.0.0.1:{up.port}"
     assert captured.status == 200
-    assert [line.dialect for line in lines(served.capture_dir, "abs-1")] == ["chat"]
+    assert [line.dialect for line in wait_for_lines(served.capture_dir, "abs-1")] == ["chat"]
     assert [star.status, fragment.status, in_query.status] == [400, 400, 400]
     assert len(upstream.seen) == 2
     assert "Traceback" not in served.stderr()
@@ -356,11 +345,10 @@ def test_a_reply_with_transfer_encoding_and_a_stale_content_length_reaches_the_c
     )
     with _raw_upstream(reply) as port, mcc_serve(f"http://127.0.0.1:{port}", tmp_path) as served:
         got = httpx.post(f"{served.url}/ng-rollout/te-1/v1/chat/completions", content=CHAT)
-        wait_for_file(served.capture_dir / "te-1.capture.jsonl")
     assert got.status_code == 200
     assert got.content == _REPLY_BODY
     assert "content-length" not in got.headers
-    (line,) = lines(served.capture_dir, "te-1")
+    (line,) = wait_for_lines(served.capture_dir, "te-1")
     assert (line.status_code, line.error_category) == (200, None)
     assert (
         line.response is not None and line.response["choices"][0]["message"]["content"] == "hello"

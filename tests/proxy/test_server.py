@@ -16,7 +16,7 @@ from typing import Any
 from model_call_capture.proxy import server_options
 from servers import serve
 
-from .conftest import parse_reply
+from .conftest import parse_reply, read_to_end
 
 HEAD = b"GET /v1/models HTTP/1.1\r\nHost: proxy\r\n\r\n"
 TIMEOUT_LINE = b"HTTP/1.1 408 Request Timeout\r\n"
@@ -45,13 +45,6 @@ def _connect(port: int) -> socket.socket:
     return socket.create_connection(("127.0.0.1", port), timeout=10)
 
 
-def _read_to_end(sock: socket.socket) -> bytes:
-    data = bytearray()
-    while chunk := sock.recv(4096):
-        data += chunk
-    return bytes(data)
-
-
 def _read_ok(sock: socket.socket) -> bytes:
     """One reply of `_app` on a connection that stays open (it ends with its body, `ok`)."""
     data = bytearray()
@@ -65,13 +58,13 @@ def _read_ok(sock: socket.socket) -> bytes:
 
 def test_a_connection_that_sends_nothing_is_closed_silently() -> None:
     with _serve() as server, _connect(server.port) as sock:
-        assert _read_to_end(sock) == b""
+        assert read_to_end(sock) == b""
 
 
 def test_half_a_head_is_answered_408_and_closed() -> None:
     with _serve() as server, _connect(server.port) as sock:
         sock.sendall(HEAD[:20])
-        reply = _read_to_end(sock)
+        reply = read_to_end(sock)
     assert reply.startswith(TIMEOUT_LINE)
     assert parse_reply(reply).headers["connection"] == "close"
 
@@ -87,7 +80,7 @@ def test_a_head_sent_a_byte_at_a_time_is_cut_at_the_deadline() -> None:
                 time.sleep(0.05)
         except OSError:
             pass  # the server closed the connection while the head was still arriving
-        reply = _read_to_end(sock)
+        reply = read_to_end(sock)
     assert sent < len(HEAD) - 1
     assert reply.startswith(TIMEOUT_LINE)
 
@@ -97,7 +90,7 @@ def test_the_deadline_is_armed_again_after_each_response() -> None:
         sock.sendall(HEAD)
         first = _read_ok(sock)
         sock.sendall(HEAD[:20])
-        rest = _read_to_end(sock)
+        rest = read_to_end(sock)
     assert first.startswith(b"HTTP/1.1 200 OK\r\n") and first.endswith(b"ok")
     assert rest.startswith(TIMEOUT_LINE)
 
@@ -105,14 +98,14 @@ def test_the_deadline_is_armed_again_after_each_response() -> None:
 def test_a_response_that_outlasts_the_deadline_is_not_cut() -> None:
     with _serve() as server, _connect(server.port) as sock:
         sock.sendall(b"GET /slow HTTP/1.1\r\nHost: proxy\r\nConnection: close\r\n\r\n")
-        reply = parse_reply(_read_to_end(sock))
+        reply = parse_reply(read_to_end(sock))
     assert (reply.status, reply.body) == (200, b"ok")
 
 
 def test_pipelined_requests_are_all_answered() -> None:
     with _serve() as server, _connect(server.port) as sock:
         sock.sendall(HEAD + HEAD + HEAD.replace(b"\r\n\r\n", b"\r\nConnection: close\r\n\r\n"))
-        replies = _read_to_end(sock)
+        replies = read_to_end(sock)
     assert replies.count(b"HTTP/1.1 200 OK\r\n") == 3
     assert TIMEOUT_LINE not in replies
 
@@ -126,10 +119,17 @@ def test_past_max_connections_a_request_is_503() -> None:
             assert _read_ok(one).endswith(b"ok") and _read_ok(two).endswith(b"ok")
             with _connect(server.port) as third:
                 third.sendall(close)
-                busy = parse_reply(_read_to_end(third))
+                busy = parse_reply(read_to_end(third))
         time.sleep(0.2)  # the server sees the two connections close
         with _connect(server.port) as fourth:
             fourth.sendall(close)
-            served = parse_reply(_read_to_end(fourth))
+            served = parse_reply(read_to_end(fourth))
     assert busy.status == 503
     assert served.status == 200
+
+
+def test_a_head_over_the_size_bound_is_400() -> None:
+    with _serve() as server, _connect(server.port) as sock:
+        sock.sendall(b"GET /v1/models HTTP/1.1\r\nX-Big: " + b"a" * 20_000 + b"\r\n\r\n")
+        reply = read_to_end(sock)
+    assert reply.startswith(b"HTTP/1.1 400 Bad Request\r\n")
