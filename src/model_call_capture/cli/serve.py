@@ -2,14 +2,24 @@
 
 from __future__ import annotations
 
+import resource
 import socket
 from pathlib import Path
 
 import click
 
-from ..proxy import DEFAULT_TIMEOUT_S
+from ..proxy import (
+    DEFAULT_BODY_TIMEOUT_S,
+    DEFAULT_HEAD_TIMEOUT_S,
+    DEFAULT_MAX_CONNECTIONS,
+    DEFAULT_MAX_REQUEST_BYTES,
+    DEFAULT_TIMEOUT_S,
+)
 
 __all__ = ["serve"]
+
+# Each proxied call holds two descriptors (client and upstream); the rest is the server's own.
+_SPARE_FDS = 64
 
 
 def _listen(host: str, port: int) -> socket.socket:
@@ -33,7 +43,55 @@ def _listen(host: str, port: int) -> socket.socket:
     return sock
 
 
-@click.command()
+def _ensure_descriptors(max_connections: int) -> None:
+    """Raise the open-file limit to what `max_connections` needs, or say it cannot."""
+    needed = 2 * max_connections + _SPARE_FDS
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft != resource.RLIM_INFINITY and soft < needed:
+        target = needed if hard == resource.RLIM_INFINITY else min(needed, hard)
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+            soft = target
+        except (OSError, ValueError):
+            pass
+    if soft != resource.RLIM_INFINITY and soft < needed:
+        click.echo(
+            f"mcc serve: warning: the open-file limit ({soft}) serves about "
+            f"{(soft - _SPARE_FDS) // 2} connections, fewer than --max-connections {max_connections}",
+            err=True,
+        )
+
+
+_HELP = """A capturing reverse proxy for an OpenAI- or Anthropic-compatible server.
+
+`/ng-rollout/<id>/v1/...` is recorded into CAPTURE_DIR/<id>.capture.jsonl and
+forwarded to URL/v1/...; unprefixed `/v1/...` is forwarded without capture. Streams
+pass through chunk by chunk, byte for byte, and request bodies stream to the upstream.
+Request headers (Authorization too) are forwarded and never recorded. An unreachable
+upstream answers 502, a timeout 504; both are recorded with their error_category
+(connection, timeout).
+
+Credentials in URL (user:password@, ?key=...) are sent upstream with every call (the
+userinfo as Basic authorization, the query merged into each request's; a client cannot
+override its parameters) and are never shown in messages, logs or captures.
+
+\b
+Limits on clients (see docs/security.md):
+  a request target outside the upstream base path (`..`), `*`, or with `#`: 400;
+  a request body over --max-request-bytes: 413;
+  a request head not complete within --header-timeout: connection closed (408);
+  a request body that stalls for --body-timeout: 408;
+  a request while --max-connections connections are open: 503.
+
+\b
+Example:
+  mcc serve --upstream http://localhost:8000 --capture-dir /data/model-calls --name vllm
+  # then, in the agent:
+  OpenAI(base_url="http://127.0.0.1:8787/ng-rollout/task7-0/v1", api_key=...)
+"""
+
+
+@click.command(help=_HELP)
 @click.option(
     "--upstream",
     required=True,
@@ -65,31 +123,56 @@ def _listen(host: str, port: int) -> socket.socket:
     help="Seconds to wait for the upstream (to connect, and between two chunks).",
 )
 @click.option(
+    "--max-request-bytes",
+    default=DEFAULT_MAX_REQUEST_BYTES,
+    show_default=True,
+    type=click.IntRange(min=0),
+    help="Largest request body forwarded; a larger one is answered 413.",
+)
+@click.option(
+    "--header-timeout",
+    default=DEFAULT_HEAD_TIMEOUT_S,
+    show_default=True,
+    type=click.FloatRange(min=0, min_open=True),
+    help="Seconds a client has to send a complete request head; then the connection is closed.",
+)
+@click.option(
+    "--body-timeout",
+    default=DEFAULT_BODY_TIMEOUT_S,
+    show_default=True,
+    type=click.FloatRange(min=0, min_open=True),
+    help="Seconds to wait for the next chunk of a request body; then 408.",
+)
+@click.option(
+    "--max-connections",
+    default=DEFAULT_MAX_CONNECTIONS,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="Client connections served at once; a request past it is answered 503.",
+)
+@click.option(
     "--log-level",
     default="warning",
     show_default=True,
     type=click.Choice(["debug", "info", "warning", "error"]),
 )
 def serve(
-    upstream: str, capture_dir: str, name: str, host: str, port: int, timeout: float, log_level: str
+    upstream: str,
+    capture_dir: str,
+    name: str,
+    host: str,
+    port: int,
+    timeout: float,
+    max_request_bytes: int,
+    header_timeout: float,
+    body_timeout: float,
+    max_connections: int,
+    log_level: str,
 ) -> None:
-    """A capturing reverse proxy for an OpenAI- or Anthropic-compatible server.
-
-    `/ng-rollout/<id>/v1/...` is recorded into CAPTURE_DIR/<id>.capture.jsonl and
-    forwarded to URL/v1/...; unprefixed `/v1/...` is forwarded without capture. Streams
-    pass through chunk by chunk, byte for byte. Request headers (Authorization too) are
-    forwarded and never recorded. An unreachable upstream answers 502, a timeout 504;
-    both are recorded with their error_category (connection, timeout).
-
-    \b
-    Example:
-      mcc serve --upstream http://localhost:8000 --capture-dir /data/model-calls --name vllm
-      # then, in the agent:
-      OpenAI(base_url="http://127.0.0.1:8787/ng-rollout/task7-0/v1", api_key=...)
-    """
+    """`mcc serve` (its help text is `_HELP`)."""
     import uvicorn
 
-    from ..proxy import create_proxy_app
+    from ..proxy import Upstream, create_proxy_app, server_options
 
     directory = Path(capture_dir).expanduser().resolve()
     try:
@@ -99,14 +182,22 @@ def serve(
             f"{directory}: cannot create the capture directory: {exc.strerror}"
         ) from None
     try:
-        app = create_proxy_app(upstream, str(directory), name=name, timeout_s=timeout)
+        app = create_proxy_app(
+            upstream,
+            str(directory),
+            name=name,
+            timeout_s=timeout,
+            max_request_bytes=max_request_bytes,
+            body_timeout_s=body_timeout,
+        )
     except ValueError as exc:
         raise click.ClickException(str(exc)) from None
+    _ensure_descriptors(max_connections)
     sock = _listen(host, port)
     bound_port = sock.getsockname()[1]
     shown_host = f"[{host}]" if ":" in host else host
     click.echo(
-        f"mcc serve: http://{shown_host}:{bound_port} -> {upstream}, capturing /ng-rollout/<id>/v1/... into {directory}"
+        f"mcc serve: http://{shown_host}:{bound_port} -> {Upstream(upstream).display}, capturing /ng-rollout/<id>/v1/... into {directory}"
     )
     click.echo(
         f"mcc serve: point a client at base_url=http://{shown_host}:{bound_port}/ng-rollout/<rollout_id>/v1"
@@ -117,5 +208,6 @@ def serve(
         server_header=False,  # the upstream's own Server and Date headers pass through
         date_header=False,
         timeout_graceful_shutdown=5,
+        **server_options(head_timeout_s=header_timeout, max_connections=max_connections),
     )
     uvicorn.Server(config).run(sockets=[sock])

@@ -1,19 +1,15 @@
-"""The capturing reverse proxy (`proxy.py`, `mcc serve`), with real parts only.
+"""The capturing proxy end to end: `mcc serve` and the official SDK clients, real parts only.
 
-The end-to-end tests run two real processes on 127.0.0.1: the demo model server as the
-upstream, and `mcc serve` in front of it; the official openai and anthropic SDK clients and
-raw httpx clients drive them. The failure tests run the proxy on a real uvicorn server in a
-thread (tests/servers.py) in front of upstreams that fail on purpose: a closed port, a
-socket that accepts and never answers, an app that stalls in the middle of a stream.
+Two real processes on 127.0.0.1: the demo model server as the upstream, and `mcc serve` in
+front of it; the openai and anthropic SDK clients and raw httpx clients drive them. The
+failure tests run the proxy on a real uvicorn server in a thread (tests/servers.py) in
+front of upstreams that fail on purpose: a closed port, a socket that accepts and never
+answers, an app that stalls in the middle of a stream.
 """
 
 from __future__ import annotations
 
 import re
-import socket
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -23,71 +19,12 @@ import httpx
 import openai
 import pytest
 
-from model_call_capture import CaptureStore
-from model_call_capture.proxy import ProxyApp, _forwarded_headers, create_proxy_app
+from model_call_capture.proxy import create_proxy_app
 from servers import serve
 
-API_KEY = "sk-secret-never-recorded-4242"
+from .conftest import API_KEY, closed_port, lines, listening_socket, mcc_serve, wait_for_lines
+
 ROLLOUT = "proxy-7"
-
-_UPSTREAM_CODE = """
-import socket, sys, uvicorn
-from model_call_capture.demo.model_server import create_app
-sock = socket.socket(fileno=int(sys.argv[1]))
-config = uvicorn.Config(create_app(), log_level="warning", server_header=False, date_header=False)
-uvicorn.Server(config).run(sockets=[sock])
-"""
-
-
-def _listening_socket() -> socket.socket:
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.bind(("127.0.0.1", 0))
-    sock.listen(64)
-    return sock
-
-
-def _wait_until_serving(url: str, proc: subprocess.Popen[Any], log: Path) -> None:
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"process exited with {proc.returncode}: {log.read_text()}")
-        try:
-            httpx.get(url + "/", timeout=1)
-            return
-        except httpx.TransportError:
-            time.sleep(0.05)
-    raise TimeoutError(f"{url} did not answer: {log.read_text()}")
-
-
-def _stop(proc: subprocess.Popen[Any]) -> None:
-    proc.terminate()
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
-    if proc.stdout is not None:
-        proc.stdout.close()
-
-
-@pytest.fixture(scope="module")
-def upstream_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """The demo model server, as its own process on a socket bound here (no port race)."""
-    log = tmp_path_factory.mktemp("upstream") / "stderr.log"
-    sock = _listening_socket()
-    url = f"http://127.0.0.1:{sock.getsockname()[1]}"
-    with log.open("wb") as err:
-        proc = subprocess.Popen(
-            [sys.executable, "-c", _UPSTREAM_CODE, str(sock.fileno())],
-            pass_fds=[sock.fileno()],
-            stderr=err,
-        )
-    sock.close()
-    try:
-        _wait_until_serving(url, proc, log)
-        yield url
-    finally:
-        _stop(proc)
 
 
 @pytest.fixture(scope="module")
@@ -95,45 +32,8 @@ def proxy(
     tmp_path_factory: pytest.TempPathFactory, upstream_url: str
 ) -> Iterator[tuple[str, Path]]:
     """`mcc serve` in front of the upstream, as its own process; yields (its URL, capture dir)."""
-    root = tmp_path_factory.mktemp("proxy")
-    capture_dir = root / "captures"
-    log = root / "stderr.log"
-    with log.open("wb") as err:
-        proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "model_call_capture.cli",
-                "serve",
-                "--upstream",
-                upstream_url,
-                "--capture-dir",
-                str(capture_dir),
-                "--name",
-                "proxy-test",
-                "--port",
-                "0",
-                "--timeout",
-                "20",
-            ],
-            stdout=subprocess.PIPE,
-            stderr=err,
-            text=True,
-        )
-    try:
-        assert proc.stdout is not None
-        first = proc.stdout.readline()
-        match = re.match(r"mcc serve: http://127\.0\.0\.1:(\d+) -> ", first)
-        assert match, f"unexpected first line {first!r}: {log.read_text()}"
-        url = f"http://127.0.0.1:{match.group(1)}"
-        _wait_until_serving(url, proc, log)
-        yield url, capture_dir
-    finally:
-        _stop(proc)
-
-
-def _lines(capture_dir: Path, rollout_id: str) -> list[Any]:
-    return CaptureStore(capture_dir).read(rollout_id)
+    with mcc_serve(upstream_url, tmp_path_factory.mktemp("proxy"), "--timeout", "20") as served:
+        yield served.url, served.capture_dir
 
 
 # -- the SDKs through the proxy ------------------------------------------------------
@@ -172,9 +72,9 @@ def test_sdk_calls_through_the_proxy_are_answered_and_captured(proxy: tuple[str,
         final = s.get_final_message()
     assert final.stop_reason is not None
 
-    lines = _lines(capture_dir, ROLLOUT)
+    got = lines(capture_dir, ROLLOUT)
     assert [
-        (line.dialect, line.status_code, line.error_category, line.stream is True) for line in lines
+        (line.dialect, line.status_code, line.error_category, line.stream is True) for line in got
     ] == [
         ("chat", 200, None, False),
         ("chat", 200, None, True),
@@ -183,8 +83,8 @@ def test_sdk_calls_through_the_proxy_are_answered_and_captured(proxy: tuple[str,
         ("messages", 200, None, False),
         ("messages", 200, None, True),
     ]
-    assert {line.model_ref.name for line in lines if line.model_ref} == {"proxy-test"}
-    assert [line.response is not None for line in lines] == [True] * 6
+    assert {line.model_ref.name for line in got if line.model_ref} == {"proxy-test"}
+    assert [line.response is not None for line in got] == [True] * 6
     # Headers are forwarded (the upstream got the key) but never recorded.
     assert API_KEY.encode() not in (capture_dir / f"{ROLLOUT}.capture.jsonl").read_bytes()
 
@@ -269,7 +169,7 @@ def test_client_gets_the_bytes_the_upstream_sent(
     if body.get("stream"):
         assert content_type.startswith("text/event-stream")
         assert len(proxied[3]) > 1, "a stream must reach the client in more than one piece"
-    assert len(_lines(capture_dir, rollout_id)) == 1  # the prefixed call only
+    assert len(lines(capture_dir, rollout_id)) == 1  # the prefixed call only
 
 
 def test_unprefixed_calls_are_forwarded_but_not_captured(proxy: tuple[str, Path]) -> None:
@@ -290,26 +190,15 @@ def test_a_client_that_leaves_mid_stream_is_recorded_as_cancelled(proxy: tuple[s
         chunks = response.iter_raw()
         assert next(chunks).startswith(b"data: ")
         next(chunks)
-    deadline = time.monotonic() + 10
-    while not (capture_dir / "leaver-1.capture.jsonl").exists() and time.monotonic() < deadline:
-        time.sleep(0.05)
-    (line,) = _lines(capture_dir, "leaver-1")
+    (line,) = wait_for_lines(capture_dir, "leaver-1")
     assert (line.status_code, line.error_category, line.stream) == (200, "cancelled", True)
 
 
 # -- failures ------------------------------------------------------------------------
 
 
-def _closed_port() -> int:
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    port: int = sock.getsockname()[1]
-    sock.close()
-    return port
-
-
 def test_upstream_down_is_502_and_recorded_as_connection(tmp_path: Path) -> None:
-    app = create_proxy_app(f"http://127.0.0.1:{_closed_port()}", str(tmp_path), name="p")
+    app = create_proxy_app(f"http://127.0.0.1:{closed_port()}", str(tmp_path), name="p")
     with serve(app) as server:
         client = openai.OpenAI(
             base_url=f"{server.url}/ng-rollout/down-1/v1", api_key=API_KEY, max_retries=0
@@ -320,13 +209,13 @@ def test_upstream_down_is_502_and_recorded_as_connection(tmp_path: Path) -> None
             )
     assert raised.value.status_code == 502
     assert "unreachable (ConnectError" in raised.value.message
-    (line,) = _lines(tmp_path, "down-1")
+    (line,) = lines(tmp_path, "down-1")
     assert (line.status_code, line.error_category, line.dialect) == (502, "connection", "chat")
     assert line.request == {"model": "demo-gpt", "messages": [{"role": "user", "content": "hi"}]}
 
 
 def test_slow_upstream_is_504_and_recorded_as_timeout(tmp_path: Path) -> None:
-    silent = _listening_socket()  # accepts connections (the kernel does), never answers
+    silent = listening_socket()  # accepts connections (the kernel does), never answers
     try:
         app = create_proxy_app(
             f"http://127.0.0.1:{silent.getsockname()[1]}", str(tmp_path), name="p", timeout_s=0.3
@@ -343,7 +232,7 @@ def test_slow_upstream_is_504_and_recorded_as_timeout(tmp_path: Path) -> None:
         silent.close()
     assert raised.value.status_code == 504
     assert "timed out after 0.3 s (ReadTimeout)" in raised.value.message
-    (line,) = _lines(tmp_path, "slow-1")
+    (line,) = lines(tmp_path, "slow-1")
     assert (line.status_code, line.error_category, line.dialect) == (504, "timeout", "messages")
     assert line.response is not None and line.response["error"]["type"] == "upstream_timeout"
 
@@ -382,49 +271,11 @@ def test_timeout_in_the_middle_of_a_stream_cuts_it_and_is_recorded(tmp_path: Pat
                     for chunk in response.iter_raw():
                         received += chunk
     assert received.startswith(b'data: {"id":"c1"')
-    (line,) = _lines(tmp_path, "stall-1")
+    (line,) = lines(tmp_path, "stall-1")
     assert (line.status_code, line.error_category, line.stream) == (200, "timeout", True)
 
 
-# -- pieces --------------------------------------------------------------------------
-
-
-def test_hop_by_hop_headers_are_dropped_and_the_rest_kept_in_order() -> None:
-    raw = [
-        (b"Authorization", b"Bearer x"),
-        (b"Connection", b"keep-alive, X-Private"),
-        (b"X-Private", b"1"),
-        (b"Keep-Alive", b"timeout=5"),
-        (b"Transfer-Encoding", b"chunked"),
-        (b"Content-Type", b"application/json"),
-        (b"Host", b"proxy:1"),
-        (b"X-Api-Key", b"k"),
-    ]
-    assert _forwarded_headers(raw, frozenset({"host"})) == [
-        (b"Authorization", b"Bearer x"),
-        (b"Content-Type", b"application/json"),
-        (b"X-Api-Key", b"k"),
-    ]
-
-
-@pytest.mark.parametrize(
-    ("upstream", "path", "query", "expected"),
-    [
-        ("http://vllm:8000", "/v1/chat/completions", b"", "http://vllm:8000/v1/chat/completions"),
-        ("http://vllm:8000/", "/v1/models", b"a=1", "http://vllm:8000/v1/models?a=1"),
-        ("http://vllm:8000/v1", "/v1/responses", b"", "http://vllm:8000/v1/responses"),
-        ("https://gw.example/openai", "/v1/messages", b"", "https://gw.example/openai/v1/messages"),
-    ],
-)
-def test_target_url(upstream: str, path: str, query: bytes, expected: str) -> None:
-    scope = {"type": "http", "path": path, "raw_path": path.encode(), "query_string": query}
-    assert str(ProxyApp(upstream)._target(scope)) == expected
-
-
-@pytest.mark.parametrize("upstream", ["ftp://host", "localhost:8000", "http://"])
-def test_an_upstream_that_is_not_an_http_url_is_refused(upstream: str) -> None:
-    with pytest.raises(ValueError, match="upstream must be an http"):
-        ProxyApp(upstream)
+# -- the command --------------------------------------------------------------------
 
 
 def test_serve_on_a_taken_port_is_one_line(
@@ -432,7 +283,7 @@ def test_serve_on_a_taken_port_is_one_line(
 ) -> None:
     from model_call_capture.cli import main
 
-    taken = _listening_socket()
+    taken = listening_socket()
     port = taken.getsockname()[1]
     try:
         with pytest.raises(SystemExit) as exited:
