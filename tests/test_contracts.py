@@ -23,9 +23,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis_jsonschema import from_schema
 from jsonschema import Draft202012Validator
 from syrupy.assertion import SnapshotAssertion
-from syrupy.extensions.json import JSONSnapshotExtension
 
 import model_call_capture
+from conftest import FULL_GYM_REFERENCE
 from model_call_capture import contracts
 from model_call_capture.contracts import (
     CaptureConfig,
@@ -112,9 +112,9 @@ def test_reduced_struct_schema_equals_schema_file(tp: type[msgspec.Struct]) -> N
     assert reduce_struct(tp) == reduce_schema_file(path, pointer)
 
 
-def test_reduced_forms_snapshot(snapshot: SnapshotAssertion) -> None:
+def test_reduced_forms_snapshot(snapshot_json: SnapshotAssertion) -> None:
     reduced = {tp.__name__: reduce_schema_file(*CONTRACTS[tp]) for tp in CONTRACTS}
-    assert reduced == snapshot.use_extension(JSONSnapshotExtension)
+    assert reduced == snapshot_json
 
 
 def test_reduced_form_of_model_ref_spelled_out() -> None:
@@ -547,7 +547,8 @@ def test_every_gym_line_decodes_and_validates(gym_reference_dir: Path) -> None:
         errors = [e.message for e in validator.iter_errors(json.loads(raw))]
         assert errors == [], f"{name}:{number}"
         assert line.format is msgspec.UNSET
-    assert len(good) == 409
+    if FULL_GYM_REFERENCE:
+        assert len(good) == 409
     assert {(name, number) for name, number, _ in damaged} == set(DAMAGED_GYM_LINES)
 
 
@@ -598,4 +599,6 @@ def test_gym_expected_documents_validate_and_decode(gym_reference_dir: Path) -> 
             json.dumps(expected["metrics"]).encode(), type=ModelCallMetrics
         )
         assert metrics.num_calls == len(expected["records"])
-    assert counts == {"files": 158, "refused": 1, "records": 408, "calls": 408}
+    assert counts["refused"] == 1 and counts["records"] == counts["calls"]
+    if FULL_GYM_REFERENCE:
+        assert counts == {"files": 158, "refused": 1, "records": 408, "calls": 408}
