@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import importlib
 import inspect
+import itertools
 import json
 import pkgutil
 import re
@@ -153,14 +154,15 @@ def test_file_name_id_and_title_agree(path: str, title: str) -> None:
 @pytest.mark.parametrize("tp", list(CONTRACTS), ids=lambda tp: tp.__name__)
 def test_property_descriptions_are_the_field_docstrings(tp: type[msgspec.Struct]) -> None:
     """The one-line docstring under each field is its documentation, in the schema too."""
-    tree = ast.parse(inspect.getsource(tp))
-    body = tree.body[0].body  # type: ignore[attr-defined]
+    cls = ast.parse(inspect.getsource(tp)).body[0]
+    assert isinstance(cls, ast.ClassDef)
     docstrings = {
-        node.target.id: body[i + 1].value.value
-        for i, node in enumerate(body)
+        node.target.id: after.value.value
+        for node, after in itertools.pairwise(cls.body)
         if isinstance(node, ast.AnnAssign)
-        and i + 1 < len(body)
-        and isinstance(body[i + 1], ast.Expr)
+        and isinstance(node.target, ast.Name)
+        and isinstance(after, ast.Expr)
+        and isinstance(after.value, ast.Constant)
     }
     path, pointer = CONTRACTS[tp]
     schema = _load(path)
@@ -527,7 +529,8 @@ def test_capture_line_format_constant() -> None:
 
 
 def _gym_lines(root: Path) -> tuple[list[tuple[str, int, bytes]], list[tuple[str, int, bytes]]]:
-    good, damaged = [], []
+    good: list[tuple[str, int, bytes]] = []
+    damaged: list[tuple[str, int, bytes]] = []
     for path in sorted(root.rglob("*.capture.jsonl")):
         name = path.relative_to(root).as_posix()
         for number, raw in enumerate(path.read_bytes().splitlines(), start=1):

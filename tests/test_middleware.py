@@ -503,11 +503,12 @@ def test_the_first_chunk_of_a_stream_reaches_the_client_before_capture_sees_it(
     # The real reassembler, wrapped (the only stand-in here) so that its first feed waits
     # until the client has the first chunk: capturing before forwarding would stall it.
     import model_call_capture.middleware as middleware
+    from model_call_capture.reassembly import StreamReassembler
 
     client_has_first_chunk = threading.Event()
     first_feed_saw: list[bool] = []
 
-    class WatchedReassembler(middleware.StreamReassembler):
+    class WatchedReassembler(StreamReassembler):
         def feed(self, data: bytes | bytearray | memoryview) -> None:
             if not first_feed_saw:
                 first_feed_saw.append(client_has_first_chunk.wait(5))
@@ -1188,7 +1189,7 @@ def test_non_http_scopes_pass_straight_through(tmp_path: Path) -> None:
     middleware = CaptureMiddleware(app, config=config_for(tmp_path), model_server_name=SERVER_NAME)
     scope = {"type": "websocket", "path": "/ng-rollout/r/v1/chat/completions"}
 
-    async def never() -> Any:
+    async def never(*_: Any) -> Any:
         raise AssertionError
 
     asyncio.run(middleware(scope, never, never))
@@ -1393,9 +1394,12 @@ def test_free_memory_is_handed_back_before_the_line_of_a_big_body_is_written(
     # A spy around the real function: it still trims (glibc), and counts the calls.
     calls: list[int] = []
     real = middleware_module._release_free_memory
-    monkeypatch.setattr(
-        middleware_module, "_release_free_memory", lambda: (calls.append(1), real())[1]
-    )
+
+    def counted() -> None:
+        calls.append(1)
+        real()
+
+    monkeypatch.setattr(middleware_module, "_release_free_memory", counted)
     api = FastAPI()
     text = "z" * (9 << 20)
 

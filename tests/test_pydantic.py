@@ -73,8 +73,8 @@ def loosened_validator(target: str) -> Draft202012Validator:
     return Draft202012Validator({"$ref": f"{schema_id}#{fragment}"}, registry=registry)
 
 
-def conformance_cases() -> list[tuple[str, str, Any, bool]]:
-    """(case file, target schema, data, valid) for every case of the corpus."""
+def conformance_cases() -> list[tuple[str, str, str, Any, bool]]:
+    """(case file, target schema, description, data, valid) for every case of the corpus."""
     cases = []
     for path in sorted((SCHEMAS / "conformance").rglob("*.json")):
         if path.name.endswith(".schema.json"):

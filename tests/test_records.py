@@ -406,8 +406,9 @@ def test_payloads_are_decoded_once_on_first_read_and_changes_persist(tmp_path: P
     (record,) = read_model_call_records(store, "r")
     assert record.response_id == "c1"
     assert record.request == {"model": "m"}
-    assert record.response is record.response
-    record.response["n"].append(3)
+    response = record.response
+    assert isinstance(response, dict) and record.response is response
+    response["n"].append(3)
     assert _codec.encode(record).endswith(
         b'"request":{"model":"m"},"response":{"id":"c1","n":[1,2,3]},"request_raw":null,"response_raw":null,"capture_cut":false}'
     )

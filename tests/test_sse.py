@@ -234,7 +234,7 @@ def test_a_long_event_is_held_at_most_twice_while_it_is_decoded() -> None:
 
 
 def test_decoder_accepts_bytearray_and_memoryview() -> None:
-    assert decode_all(bytearray(b"data: a\n"), memoryview(b"\n")) == [SseEvent(b"a")]  # type: ignore[arg-type]
+    assert decode_all(bytearray(b"data: a\n"), memoryview(b"\n")) == [SseEvent(b"a")]
     assert decode_all(bytearray(b"event: e\ndata: a\n\n")) == [SseEvent(b"a", "e")]
 
 

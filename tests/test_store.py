@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import fcntl
 import json
 import os
 import stat
@@ -246,7 +247,7 @@ def test_a_failed_fsync_fails_the_append(tmp_path: Path, monkeypatch: pytest.Mon
     def failing_fsync(fd: int) -> None:
         raise OSError(5, "Input/output error")
 
-    monkeypatch.setattr(store_module.os, "fsync", failing_fsync)
+    monkeypatch.setattr(os, "fsync", failing_fsync)
     store = CaptureStore(tmp_path)
     (tmp_path / "r.capture.jsonl").touch()
     with pytest.raises(OSError, match="fsync failed"):
@@ -269,7 +270,7 @@ def test_concurrent_appends_share_fsyncs_and_each_returns_after_one_covering_it(
         with lock:
             covered.append(size)
 
-    monkeypatch.setattr(store_module.os, "fsync", observed_fsync)
+    monkeypatch.setattr(os, "fsync", observed_fsync)
     store = CaptureStore(tmp_path)
     store.append("r", _line("warm-up"))  # creates the file (and fsyncs the directory)
     covered.clear()
@@ -360,8 +361,8 @@ def test_lines_appended_during_a_write_go_out_in_one_write_and_one_fsync(
         writes.append(len(buffers))
         return real_writev(fd, buffers)
 
-    monkeypatch.setattr(store_module.os, "fsync", fsync)
-    monkeypatch.setattr(store_module.os, "writev", counted_writev)
+    monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr(os, "writev", counted_writev)
     threads, outcome = _start_batch(store, fsync, 5)
     fsync.release.set()
     for t in threads:
@@ -394,9 +395,9 @@ def test_a_write_cut_inside_a_batch_fails_only_the_lines_not_written_whole(
             raise OSError(errno.ENOSPC, "No space left on device")
         return real_write(fd, data)
 
-    monkeypatch.setattr(store_module.os, "fsync", fsync)
-    monkeypatch.setattr(store_module.os, "writev", short_writev)
-    monkeypatch.setattr(store_module.os, "write", full_write)
+    monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr(os, "writev", short_writev)
+    monkeypatch.setattr(os, "write", full_write)
     threads, outcome = _start_batch(store, fsync, 4)
     fsync.release.set()
     for t in threads:
@@ -450,8 +451,8 @@ def test_four_processes_append_to_one_file_without_losing_or_interleaving(tmp_pa
     ids = [d["model_call_id"] for d in decoded]
     assert len(ids) == 800
     assert set(ids) == {f"p{p}-{i}" for p in range(4) for i in range(200)}
-    for p in range(4):  # each process's own lines stay in its order
-        own = [int(i.split("-")[1]) for i in ids if i.startswith(f"p{p}-")]
+    for writer in range(4):  # each process's own lines stay in its order
+        own = [int(i.split("-")[1]) for i in ids if i.startswith(f"p{writer}-")]
         assert own == list(range(200))
     assert all(d["request"]["pad"] == "x" * (int(d["model_call_id"][1]) * 3000) for d in decoded)
 
@@ -651,7 +652,7 @@ def test_a_filesystem_without_flock_still_captures(
     def no_locks(fd: int, operation: int) -> None:
         raise OSError(37, "No locks available")
 
-    monkeypatch.setattr(store_module.fcntl, "flock", no_locks)
+    monkeypatch.setattr(fcntl, "flock", no_locks)
     monkeypatch.setattr(store_module, "_warned_no_locks", False)
     store = CaptureStore(tmp_path)
     with caplog.at_level("WARNING", logger="model_call_capture.store"):
@@ -671,7 +672,7 @@ def test_other_flock_errors_fail_the_append(
     def broken(fd: int, operation: int) -> None:
         raise OSError(5, "Input/output error")
 
-    monkeypatch.setattr(store_module.fcntl, "flock", broken)
+    monkeypatch.setattr(fcntl, "flock", broken)
     with pytest.raises(OSError, match="Input/output error"):
         CaptureStore(tmp_path).append("r", _line("x"))
 

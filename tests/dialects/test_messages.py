@@ -628,7 +628,7 @@ def test_state_memory_grows_with_the_text_not_with_the_number_of_deltas() -> Non
     # ~65 bytes of object overhead per delta (~10 MB here for 0.8 MB of text). The bound is
     # structural (bytes traced, not time): twice the text (the final join) plus 2 MB.
     count = 156_000
-    blocks = [
+    blocks: list[dict[str, Any]] = [
         {"type": "thinking", "thinking": "", "signature": ""},
         {"type": "text", "text": ""},
         {"type": "tool_use", "id": "toolu_m", "name": "f", "input": {}},
@@ -660,8 +660,8 @@ def test_state_memory_grows_with_the_text_not_with_the_number_of_deltas() -> Non
     assert result.response is not None and result.terminal == "complete"
     thinking, text, tool = result.response["content"]
     texts = [thinking["thinking"], text["text"], tool["input"]["a"]]
-    for field, value in enumerate(texts):
-        assert value == "".join(f" w{i % 1000:03d}" for i in range(field, count, 3))
+    for block, value in enumerate(texts):
+        assert value == "".join(f" w{i % 1000:03d}" for i in range(block, count, 3))
     text_bytes = sum(map(len, texts))
     assert text_bytes == 780_000
     assert peak < 2 * text_bytes + 2_000_000

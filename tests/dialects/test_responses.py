@@ -18,7 +18,7 @@ import random
 import re
 import warnings
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import httpx2
 import jsonschema
@@ -676,22 +676,29 @@ def generated_stream(draw: st.DrawFn) -> Stream:
     return events, final
 
 
-framing = st.fixed_dictionaries(
-    {
-        "data_only": st.booleans(),
-        "crlf": st.booleans(),
-        "keepalive": st.booleans(),
-        "done": st.booleans(),
-        "space": st.sampled_from(["", " ", "   "]),  # `data:{`, `data: {`, `data:   {`
-    }
+class Framing(TypedDict):
+    """How `_sse` frames a generated stream."""
+
+    data_only: bool
+    crlf: bool
+    keepalive: bool
+    done: bool
+    space: str
+
+
+framing = st.builds(
+    Framing,
+    data_only=st.booleans(),
+    crlf=st.booleans(),
+    keepalive=st.booleans(),
+    done=st.booleans(),
+    space=st.sampled_from(["", " ", "   "]),  # `data:{`, `data: {`, `data:   {`
 )
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(stream=generated_stream(), frame=framing, chunk=st.integers(0, 64))
-def test_generated_streams_agree_with_the_sdk(
-    stream: Stream, frame: dict[str, bool], chunk: int
-) -> None:
+def test_generated_streams_agree_with_the_sdk(stream: Stream, frame: Framing, chunk: int) -> None:
     events, final = stream
     body = _sse(events, **frame)
     ours = reassemble(body, chunk)
@@ -704,12 +711,12 @@ def test_generated_streams_agree_with_the_sdk(
 @settings(max_examples=60, deadline=None)
 @given(stream=generated_stream(), frame=framing, data=st.data())
 def test_generated_streams_cut_anywhere_keep_what_arrived(
-    stream: Stream, frame: dict[str, bool], data: st.DataObject
+    stream: Stream, frame: Framing, data: st.DataObject
 ) -> None:
     """The SDK raises on every one of these; the wire (concatenated deltas) is the reference."""
     events, _ = stream
     keep = data.draw(st.integers(1, len(events) - 1))
-    body = _sse(events[:keep], **{**frame, "done": False})
+    body = _sse(events[:keep], **(frame | {"done": False}))
     ours = reassemble(body)
     assert (ours.terminal, ours.truncated) == (None, True)
     assert ours.response is not None
@@ -731,7 +738,7 @@ def ev(data: Any, event: str = "") -> SseEvent:
     return SseEvent(data if isinstance(data, bytes) else json.dumps(data).encode(), event)
 
 
-ENVELOPE = {
+ENVELOPE: dict[str, Any] = {
     "id": "resp_1",
     "object": "response",
     "status": "in_progress",
@@ -739,7 +746,7 @@ ENVELOPE = {
     "output": [],
     "usage": None,
 }
-CREATED = {"type": "response.created", "response": ENVELOPE}
+CREATED: dict[str, Any] = {"type": "response.created", "response": ENVELOPE}
 
 
 def test_done_sentinel_with_odd_spacing() -> None:

@@ -51,7 +51,7 @@ def _count(name: str) -> None:
         _COUNTS[name] = _COUNTS.get(name, 0) + 1
 
 
-def _fuzz_settings(ci: int, nightly: int) -> Any:
+def _fuzz_settings(ci: int, nightly: int) -> settings:
     return settings(
         max_examples=sized(ci, nightly),
         deadline=None,
