@@ -290,8 +290,9 @@ def test_a_client_that_leaves_mid_stream_is_recorded_as_cancelled(proxy: tuple[s
         chunks = response.iter_raw()
         assert next(chunks).startswith(b"data: ")
         next(chunks)
-    deadline = time.monotonic() + 10
-    while not (capture_dir / "leaver-1.capture.jsonl").exists() and time.monotonic() < deadline:
+    # Wait for the line, not the file: the file exists a moment before its line is written.
+    store, deadline = CaptureStore(capture_dir), time.monotonic() + 10
+    while not store.read_available("leaver-1")[0] and time.monotonic() < deadline:
         time.sleep(0.05)
     (line,) = _lines(capture_dir, "leaver-1")
     assert (line.status_code, line.error_category, line.stream) == (200, "cancelled", True)
