@@ -3,7 +3,8 @@
 The recorded corpus and NeMo Gym's reference files live in `../shared` beside the repository
 (or in `$MCC_SHARED_DIR`). A clone without them uses the small sample vendored in
 `tests/data/` instead (provenance and licences in tests/data/corpus/README.md): tests
-parametrized over the data run over the sample, and tests whose figures count the whole data
+parametrized over the data run over the sample, figures that count the whole data are checked
+only on it (`FULL_CORPUS`, `FULL_GYM_REFERENCE`), and tests that check nothing but such figures
 skip with `needs_full_corpus` / `needs_full_gym_reference`, which say why.
 """
 
