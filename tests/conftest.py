@@ -1,4 +1,12 @@
-"""Shared fixtures: where the recorded corpus and the NeMo Gym reference files live."""
+"""Shared fixtures: where the recorded data lives, JSON snapshots, and the session setup.
+
+The recorded corpus and NeMo Gym's reference files live in `../shared` beside the repository
+(or in `$MCC_SHARED_DIR`). A clone without them uses the small sample vendored in
+`tests/data/` instead (provenance and licences in tests/data/corpus/README.md): tests
+parametrized over the data run over the sample, figures that count the whole data are checked
+only on it (`FULL_CORPUS`, `FULL_GYM_REFERENCE`), and tests that check nothing but such figures
+skip with `needs_full_corpus` / `needs_full_gym_reference`, which say why.
+"""
 
 from __future__ import annotations
 
@@ -6,26 +14,70 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import strategies as st
+from syrupy.assertion import SnapshotAssertion
+from syrupy.extensions.json import JSONSnapshotExtension
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("MCC_SHARED_DIR", REPO.parent / "shared"))
-CORPUS = SHARED / "corpus"
-GYM_REFERENCE = SHARED / "gym-reference"
+SAMPLES = REPO / "tests" / "data"
 
 
-def _require(path: Path, what: str) -> Path:
-    if not path.is_dir():
-        pytest.skip(f"{what} not found at {path}: it lives in ../shared beside the repository")
-    return path
+def _shared_or_sample(name: str) -> tuple[Path, bool]:
+    """`../shared/<name>` and True when it is there, else the vendored sample and False."""
+    whole = SHARED / name
+    return (whole, True) if whole.is_dir() else (SAMPLES / name, False)
+
+
+CORPUS, FULL_CORPUS = _shared_or_sample("corpus")
+"""Recorded streams and JSON bodies of the three dialects: the whole corpus, or the sample."""
+GYM_REFERENCE, FULL_GYM_REFERENCE = _shared_or_sample("gym-reference")
+"""Capture files NeMo Gym 0.7.0 wrote, with what it derived: all of them, or the sample."""
+
+needs_full_corpus = pytest.mark.skipif(
+    not FULL_CORPUS,
+    reason=f"counts over the whole recorded corpus, not found at {SHARED / 'corpus'} "
+    "(the sample in tests/data/corpus runs the other corpus tests)",
+)
+needs_full_gym_reference = pytest.mark.skipif(
+    not FULL_GYM_REFERENCE,
+    reason=f"needs every NeMo Gym reference file, not found at {SHARED / 'gym-reference'} "
+    "(the sample in tests/data/gym-reference runs the other Gym tests)",
+)
 
 
 @pytest.fixture(scope="session")
 def corpus_dir() -> Path:
-    """`../shared/corpus`: real recorded streams and JSON bodies of the three dialects."""
-    return _require(CORPUS, "the recorded corpus")
+    """The recorded corpus (`../shared/corpus`, or the sample in tests/data/corpus)."""
+    return CORPUS
 
 
 @pytest.fixture(scope="session")
 def gym_reference_dir() -> Path:
-    """`../shared/gym-reference`: capture files NeMo Gym 0.7.0 wrote, with what it derived."""
-    return _require(GYM_REFERENCE, "the NeMo Gym reference files")
+    """NeMo Gym 0.7.0's capture files (`../shared/gym-reference`, or the sample)."""
+    return GYM_REFERENCE
+
+
+@pytest.fixture
+def snapshot_json(snapshot: SnapshotAssertion) -> SnapshotAssertion:
+    """Syrupy snapshots stored as JSON files, one per test."""
+    return snapshot.use_extension(JSONSnapshotExtension)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """On the sample data, report the snapshots it does not use without failing the run."""
+    if not (FULL_CORPUS and FULL_GYM_REFERENCE):
+        # The snapshots of streams and Gym files outside the sample are not used on this run:
+        # warn instead of failing, and never delete them (even under --snapshot-update).
+        # With ../shared present an unused snapshot still fails the run.
+        config.option.warn_unused_snapshots = True
+        config.option.no_cleanup = True
+
+
+@pytest.hookimpl(trylast=True)  # after Hypothesis's plugin has finished initializing
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Build Hypothesis's Unicode tables before the first test draws text."""
+    # Hypothesis builds its table of UTF-8 encodable characters the first time a test draws
+    # text, which takes seconds on a clone without a .hypothesis/ cache; inside a test that
+    # time counts as drawing its first inputs and trips the too_slow health check.
+    st.text().validate()

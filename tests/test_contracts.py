@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import importlib
 import inspect
+import itertools
 import json
 import pkgutil
 import re
@@ -23,9 +24,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis_jsonschema import from_schema
 from jsonschema import Draft202012Validator
 from syrupy.assertion import SnapshotAssertion
-from syrupy.extensions.json import JSONSnapshotExtension
 
 import model_call_capture
+from conftest import FULL_GYM_REFERENCE
 from model_call_capture import contracts
 from model_call_capture.contracts import (
     CaptureConfig,
@@ -112,9 +113,9 @@ def test_reduced_struct_schema_equals_schema_file(tp: type[msgspec.Struct]) -> N
     assert reduce_struct(tp) == reduce_schema_file(path, pointer)
 
 
-def test_reduced_forms_snapshot(snapshot: SnapshotAssertion) -> None:
+def test_reduced_forms_snapshot(snapshot_json: SnapshotAssertion) -> None:
     reduced = {tp.__name__: reduce_schema_file(*CONTRACTS[tp]) for tp in CONTRACTS}
-    assert reduced == snapshot.use_extension(JSONSnapshotExtension)
+    assert reduced == snapshot_json
 
 
 def test_reduced_form_of_model_ref_spelled_out() -> None:
@@ -153,14 +154,15 @@ def test_file_name_id_and_title_agree(path: str, title: str) -> None:
 @pytest.mark.parametrize("tp", list(CONTRACTS), ids=lambda tp: tp.__name__)
 def test_property_descriptions_are_the_field_docstrings(tp: type[msgspec.Struct]) -> None:
     """The one-line docstring under each field is its documentation, in the schema too."""
-    tree = ast.parse(inspect.getsource(tp))
-    body = tree.body[0].body  # type: ignore[attr-defined]
+    cls = ast.parse(inspect.getsource(tp)).body[0]
+    assert isinstance(cls, ast.ClassDef)
     docstrings = {
-        node.target.id: body[i + 1].value.value
-        for i, node in enumerate(body)
+        node.target.id: after.value.value
+        for node, after in itertools.pairwise(cls.body)
         if isinstance(node, ast.AnnAssign)
-        and i + 1 < len(body)
-        and isinstance(body[i + 1], ast.Expr)
+        and isinstance(node.target, ast.Name)
+        and isinstance(after, ast.Expr)
+        and isinstance(after.value, ast.Constant)
     }
     path, pointer = CONTRACTS[tp]
     schema = _load(path)
@@ -527,7 +529,8 @@ def test_capture_line_format_constant() -> None:
 
 
 def _gym_lines(root: Path) -> tuple[list[tuple[str, int, bytes]], list[tuple[str, int, bytes]]]:
-    good, damaged = [], []
+    good: list[tuple[str, int, bytes]] = []
+    damaged: list[tuple[str, int, bytes]] = []
     for path in sorted(root.rglob("*.capture.jsonl")):
         name = path.relative_to(root).as_posix()
         for number, raw in enumerate(path.read_bytes().splitlines(), start=1):
@@ -547,7 +550,8 @@ def test_every_gym_line_decodes_and_validates(gym_reference_dir: Path) -> None:
         errors = [e.message for e in validator.iter_errors(json.loads(raw))]
         assert errors == [], f"{name}:{number}"
         assert line.format is msgspec.UNSET
-    assert len(good) == 409
+    if FULL_GYM_REFERENCE:
+        assert len(good) == 409
     assert {(name, number) for name, number, _ in damaged} == set(DAMAGED_GYM_LINES)
 
 
@@ -598,4 +602,6 @@ def test_gym_expected_documents_validate_and_decode(gym_reference_dir: Path) -> 
             json.dumps(expected["metrics"]).encode(), type=ModelCallMetrics
         )
         assert metrics.num_calls == len(expected["records"])
-    assert counts == {"files": 158, "refused": 1, "records": 408, "calls": 408}
+    assert counts["refused"] == 1 and counts["records"] == counts["calls"]
+    if FULL_GYM_REFERENCE:
+        assert counts == {"files": 158, "refused": 1, "records": 408, "calls": 408}

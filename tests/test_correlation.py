@@ -228,10 +228,11 @@ def test_url_path_for_request_with_asgi_scopes() -> None:
 def test_self_call_route_carries_the_prefix_through_a_real_server(framework: str) -> None:
     from servers import serve
 
+    app: Any
     if framework == "fastapi":
-        app: Any = FastAPI()
+        app = api = FastAPI()
 
-        @app.post("/v1/responses")
+        @api.post("/v1/responses")
         async def responses(request: Request) -> dict[str, Any]:
             return {"model_path": ON.url_path_for_request("/v1/chat/completions", request)}
 

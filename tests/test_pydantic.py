@@ -23,6 +23,7 @@ from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 
+from conftest import FULL_GYM_REFERENCE
 from model_call_capture.pydantic import CaptureLine, ModelCallCapture, ModelCallRecord
 
 REPO = Path(__file__).resolve().parents[1]
@@ -72,8 +73,8 @@ def loosened_validator(target: str) -> Draft202012Validator:
     return Draft202012Validator({"$ref": f"{schema_id}#{fragment}"}, registry=registry)
 
 
-def conformance_cases() -> list[tuple[str, str, Any, bool]]:
-    """(case file, target schema, data, valid) for every case of the corpus."""
+def conformance_cases() -> list[tuple[str, str, str, Any, bool]]:
+    """(case file, target schema, description, data, valid) for every case of the corpus."""
     cases = []
     for path in sorted((SCHEMAS / "conformance").rglob("*.json")):
         if path.name.endswith(".schema.json"):
@@ -189,15 +190,16 @@ def expected_files(gym_reference_dir: Path) -> list[Path]:
         for p in gym_reference_dir.rglob("*.expected.json")
         if "records" in json.loads(p.read_text())
     )
-    assert len(files) > 100
+    assert len(files) > (100 if FULL_GYM_REFERENCE else 0)
     return files
 
 
 def round_trip(model: type[pydantic.BaseModel], document: dict[str, Any]) -> dict[str, Any]:
     """Validate a JSON document as `model` and write it back as JSON."""
-    return json.loads(
+    written: dict[str, Any] = json.loads(
         model.model_validate_json(json.dumps(document)).model_dump_json(exclude_unset=True)
     )
+    return written
 
 
 def test_gym_records_and_attachments_round_trip(gym_reference_dir: Path) -> None:
@@ -216,7 +218,8 @@ def test_gym_records_and_attachments_round_trip(gym_reference_dir: Path) -> None
             )
             attachments += 1
     print(f"round-tripped {records} records and {attachments} attachments")
-    assert records > 100 and attachments > 100
+    least = 100 if FULL_GYM_REFERENCE else 0
+    assert records > least and attachments > least
 
 
 def test_gym_capture_lines_get_the_schema_verdict_and_round_trip(gym_reference_dir: Path) -> None:
@@ -243,7 +246,7 @@ def test_gym_capture_lines_get_the_schema_verdict_and_round_trip(gym_reference_d
                     CaptureLine.model_validate(line)
                 rejected += 1
     print(f"capture lines: {accepted} round-tripped, {rejected} rejected by both")
-    assert accepted > 300 and rejected >= 1
+    assert accepted > (300 if FULL_GYM_REFERENCE else 0) and rejected >= 1
 
 
 def test_unknown_fields_are_kept_and_typed_fields_are_typed() -> None:

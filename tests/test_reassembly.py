@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import CORPUS
+from conftest import CORPUS, FULL_CORPUS
 from model_call_capture import reassembly
 from model_call_capture.dialects import DIALECTS as DIALECT_MODULES
 from model_call_capture.reassembly import StreamReassembler, StreamResult, reassemble_stream
@@ -63,14 +63,10 @@ def awkward_positions(body: bytes) -> list[int]:
     return positions
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _needs_corpus(corpus_dir: Path) -> None:
-    """Skip (with the fixture's reason) when the corpus is not beside the repository."""
-
-
 def test_corpus_has_streams_of_every_dialect() -> None:
     assert {p.parent.name for p in STREAMS} == set(DIALECTS)
-    assert len(STREAMS) == 319
+    if FULL_CORPUS:
+        assert len(STREAMS) == 319
 
 
 @pytest.mark.parametrize("path", STREAMS, ids=_id)
@@ -142,7 +138,7 @@ def test_content_seen_ignores_keep_alive_comments() -> None:
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(path=st.sampled_from(STREAMS or [Path("/nonexistent")]), data=st.data())
+@given(path=st.sampled_from(STREAMS), data=st.data())
 def test_any_split_gives_the_same_result(path: Path, data: st.DataObject) -> None:
     body = path.read_bytes()
     dialect = path.parent.name
@@ -224,7 +220,7 @@ def mutate(body: bytes, rng: random.Random) -> bytes:
 
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
-    path=st.sampled_from(STREAMS or [Path("/nonexistent")]),
+    path=st.sampled_from(STREAMS),
     seed=st.integers(0, 2**32 - 1),
     rounds=st.integers(1, 4),
 )

@@ -13,8 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from syrupy.assertion import SnapshotAssertion
-from syrupy.extensions.json import JSONSnapshotExtension
 
+from conftest import FULL_GYM_REFERENCE, needs_full_gym_reference
 from model_call_capture import _codec
 from model_call_capture.contracts import (
     CaptureLine,
@@ -313,7 +313,7 @@ def test_records_and_metrics_equal_gyms_on_every_field_both_define(gym_reference
     differences: dict[tuple[str, int, str], tuple[Any, Any]] = {}
     other: list[str] = []
     rollouts = _gym_rollouts(gym_reference_dir)
-    assert len(rollouts) >= 150
+    assert len(rollouts) >= (150 if FULL_GYM_REFERENCE else 1)
     for name, folder, expected in rollouts:
         rollout_id = name.split("/", 1)[1]
         if name in DELIBERATE_REFUSED_IDS:
@@ -374,14 +374,10 @@ def test_metrics_add_cache_creation_tokens_and_error_categories(gym_reference_di
 # -- snapshots -----------------------------------------------------------------------------
 
 
-@pytest.fixture
-def snapshot_json(snapshot: SnapshotAssertion) -> SnapshotAssertion:
-    return snapshot.use_extension(JSONSnapshotExtension)
-
-
 _SCENARIO_FOLDERS = ("matrix", "timeline", "requests", "status")
 
 
+@needs_full_gym_reference
 @pytest.mark.parametrize("folder", _SCENARIO_FOLDERS)
 def test_derived_records_snapshot(
     folder: str, gym_reference_dir: Path, snapshot_json: SnapshotAssertion
@@ -410,8 +406,9 @@ def test_payloads_are_decoded_once_on_first_read_and_changes_persist(tmp_path: P
     (record,) = read_model_call_records(store, "r")
     assert record.response_id == "c1"
     assert record.request == {"model": "m"}
-    assert record.response is record.response
-    record.response["n"].append(3)
+    response = record.response
+    assert isinstance(response, dict) and record.response is response
+    response["n"].append(3)
     assert _codec.encode(record).endswith(
         b'"request":{"model":"m"},"response":{"id":"c1","n":[1,2,3]},"request_raw":null,"response_raw":null,"capture_cut":false}'
     )

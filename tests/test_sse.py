@@ -2,13 +2,12 @@
 
 Expected events are spelled out. The property tests check that any split of the same
 bytes into transport chunks gives the same events, and that the decoder agrees with a
-small whole-input oracle written here from the specification text.
+small whole-input oracle written from the specification text (sse_tools.py).
 """
 
 from __future__ import annotations
 
 import itertools
-import re
 from collections.abc import Iterable
 
 import pytest
@@ -17,11 +16,12 @@ from hypothesis import strategies as st
 
 from memory_tools import traced_peak
 from model_call_capture.sse import SseDecoder, SseEvent
+from sse_tools import BOM, sse_oracle
 
-BOM = b"\xef\xbb\xbf"
 
-
-def decode_all(*chunks: bytes, event_names: Iterable[str] = ()) -> list[SseEvent]:
+def decode_all(
+    *chunks: bytes | bytearray | memoryview, event_names: Iterable[str] = ()
+) -> list[SseEvent]:
     """Feed `chunks` in order to a decoder told `event_names`, then finish; all events."""
     decoder = SseDecoder(event_names)
     events: list[SseEvent] = []
@@ -237,7 +237,7 @@ def test_a_long_event_is_held_at_most_twice_while_it_is_decoded() -> None:
 
 
 def test_decoder_accepts_bytearray_and_memoryview() -> None:
-    assert decode_all(bytearray(b"data: a\n"), memoryview(b"\n")) == [SseEvent(b"a")]  # type: ignore[arg-type]
+    assert decode_all(bytearray(b"data: a\n"), memoryview(b"\n")) == [SseEvent(b"a")]
     assert decode_all(bytearray(b"event: e\ndata: a\n\n")) == [SseEvent(b"a", "e")]
 
 
@@ -318,45 +318,6 @@ def test_events_are_immutable() -> None:
 
 # --- properties --------------------------------------------------------------------------
 
-_LINE_END = re.compile(rb"\r\n|\r|\n")
-
-
-def oracle(body: bytes) -> list[SseEvent]:
-    """A whole-input decoder written from the specification text, for the property tests."""
-    if body.startswith(BOM):
-        body = body[3:]
-    lines = _LINE_END.split(body)
-    events: list[SseEvent] = []
-    data: list[bytes] = []
-    event = ""
-    retry: int | None = None
-    last_id: str | None = None
-    # A final piece without a line end is still a line here (end of input delivers it).
-    for line in [*lines, b""]:
-        if not line:
-            if data:
-                events.append(SseEvent(b"\n".join(data), event, last_id, retry))
-            data, event, retry = [], "", None
-            continue
-        if line.startswith(b":"):
-            continue
-        if b":" in line:
-            name, value = line.split(b":", 1)
-            if value.startswith(b" "):
-                value = value[1:]
-        else:
-            name, value = line, b""
-        if name == b"data":
-            data.append(value)
-        elif name == b"event":
-            event = value.decode("utf-8", "replace")
-        elif name == b"id" and b"\0" not in value:
-            last_id = value.decode("utf-8", "replace")
-        elif name == b"retry" and value.isdigit():
-            retry = int(value)
-    return events
-
-
 _field_line = st.one_of(
     st.builds(
         lambda v: b"data:" + v,
@@ -403,7 +364,7 @@ def test_any_chunking_gives_the_same_events(data: st.DataObject) -> None:
 @settings(max_examples=300)
 @given(sse_bodies())
 def test_decoder_agrees_with_the_specification_oracle(body: bytes) -> None:
-    assert decode_all(body) == oracle(body)
+    assert decode_all(body) == sse_oracle(body)
 
 
 @settings(max_examples=200)

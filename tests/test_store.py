@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import fcntl
 import json
 import os
 import stat
@@ -198,7 +199,7 @@ def test_a_failed_fsync_fails_the_append(tmp_path: Path, monkeypatch: pytest.Mon
     def failing_fsync(fd: int) -> None:
         raise OSError(5, "Input/output error")
 
-    monkeypatch.setattr(_writer.os, "fsync", failing_fsync)
+    monkeypatch.setattr(os, "fsync", failing_fsync)
     store = CaptureStore(tmp_path)
     (tmp_path / "r.capture.jsonl").touch()
     with pytest.raises(OSError, match="fsync failed"):
@@ -221,7 +222,7 @@ def test_concurrent_appends_share_fsyncs_and_each_returns_after_one_covering_it(
         with lock:
             covered.append(size)
 
-    monkeypatch.setattr(_writer.os, "fsync", observed_fsync)
+    monkeypatch.setattr(os, "fsync", observed_fsync)
     store = CaptureStore(tmp_path)
     store.append("r", _line("warm-up"))  # creates the file (and fsyncs the directory)
     covered.clear()
@@ -312,8 +313,8 @@ def test_lines_appended_during_a_write_go_out_in_one_write_and_one_fsync(
         writes.append(len(buffers))
         return real_writev(fd, buffers)
 
-    monkeypatch.setattr(_writer.os, "fsync", fsync)
-    monkeypatch.setattr(_writer.os, "writev", counted_writev)
+    monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr(os, "writev", counted_writev)
     threads, outcome = _start_batch(store, fsync, 5)
     fsync.release.set()
     for t in threads:
@@ -346,9 +347,9 @@ def test_a_write_cut_inside_a_batch_fails_only_the_lines_not_written_whole(
             raise OSError(errno.ENOSPC, "No space left on device")
         return real_write(fd, data)
 
-    monkeypatch.setattr(_writer.os, "fsync", fsync)
-    monkeypatch.setattr(_writer.os, "writev", short_writev)
-    monkeypatch.setattr(_writer.os, "write", full_write)
+    monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr(os, "writev", short_writev)
+    monkeypatch.setattr(os, "write", full_write)
     threads, outcome = _start_batch(store, fsync, 4)
     fsync.release.set()
     for t in threads:
@@ -393,8 +394,8 @@ def test_four_processes_append_to_one_file_without_losing_or_interleaving(tmp_pa
         subprocess.Popen([sys.executable, "-c", _WRITER, str(tmp_path), str(p), "200"])
         for p in range(4)
     ]
-    for p in procs:
-        assert p.wait(timeout=120) == 0
+    for proc in procs:
+        assert proc.wait(timeout=120) == 0
     raw = CaptureStore(tmp_path).path("shared").read_bytes()
     lines = raw.split(b"\n")
     assert lines[-1] == b""
@@ -603,7 +604,7 @@ def test_a_filesystem_without_flock_still_captures(
     def no_locks(fd: int, operation: int) -> None:
         raise OSError(37, "No locks available")
 
-    monkeypatch.setattr(_locking.fcntl, "flock", no_locks)
+    monkeypatch.setattr(fcntl, "flock", no_locks)
     monkeypatch.setattr(_locking, "_warned_no_locks", False)
     store = CaptureStore(tmp_path)
     with caplog.at_level("WARNING", logger="model_call_capture.store"):
@@ -623,7 +624,7 @@ def test_other_flock_errors_fail_the_append(
     def broken(fd: int, operation: int) -> None:
         raise OSError(5, "Input/output error")
 
-    monkeypatch.setattr(_locking.fcntl, "flock", broken)
+    monkeypatch.setattr(fcntl, "flock", broken)
     with pytest.raises(OSError, match="Input/output error"):
         CaptureStore(tmp_path).append("r", _line("x"))
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from typing import Any
 
 import anthropic
 import httpx
@@ -60,8 +61,12 @@ def test_openai_sdk_accumulates_the_chat_tool_call(server: RunningServer) -> Non
         tools=[tool],  # type: ignore[list-item]
     ) as stream:
         final = stream.get_final_completion()
-    call = final.choices[0].message.tool_calls[0]  # type: ignore[index]
-    assert (call.function.name, call.function.arguments) == ("get_weather", '{"city":"Paris"}')  # type: ignore[union-attr]
+    calls = final.choices[0].message.tool_calls
+    assert calls is not None
+    assert (calls[0].function.name, calls[0].function.arguments) == (
+        "get_weather",
+        '{"city":"Paris"}',
+    )
     assert final.choices[0].finish_reason == "tool_calls"
 
 
@@ -86,7 +91,7 @@ def test_a_tool_result_gets_a_text_answer(server: RunningServer) -> None:
                 ],
             },
             {"role": "tool", "tool_call_id": "c1", "content": "18 C"},
-        ],  # type: ignore[list-item]
+        ],
         tools=[tool],  # type: ignore[list-item]
     )
     assert reply.choices[0].message.tool_calls is None
@@ -154,7 +159,13 @@ def test_truncated_and_error_streams_end_without_their_terminal_event(
 ) -> None:
     terminals = [b"response.completed", b"data: [DONE]", b"message_stop"]
     for scenario in ("truncate", "error_event"):
-        body = {"model": scenario, "stream": True, "input": "x", "messages": [], "max_tokens": 5}
+        body: dict[str, Any] = {
+            "model": scenario,
+            "stream": True,
+            "input": "x",
+            "messages": [],
+            "max_tokens": 5,
+        }
         reply = httpx.post(f"{server.url}{dialect_path}", json=body)
         assert reply.status_code == 200
         assert not any(t in reply.content for t in terminals)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import itertools
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import httpx2
 import msgspec
@@ -26,25 +26,21 @@ from jsonschema import Draft202012Validator
 from openai.lib.streaming.chat import ChatCompletionStreamState
 from referencing import Registry
 from syrupy.assertion import SnapshotAssertion
-from syrupy.extensions.json import JSONSnapshotExtension
 
-from conftest import CORPUS, GYM_REFERENCE
+from conftest import CORPUS, FULL_CORPUS, FULL_GYM_REFERENCE, GYM_REFERENCE, needs_full_corpus
 from memory_tools import reassemble_in_chunks, traced_peak
 from model_call_capture.contracts import ToolCall
-from model_call_capture.dialects import chat, dialect_for_path, get_dialect
+from model_call_capture.dialects import DialectModule, chat, dialect_for_path, get_dialect
 from model_call_capture.dialects.base import Derived, StreamResult
 from model_call_capture.reassembly import StreamReassembler, reassemble_stream
 from model_call_capture.sse import SseEvent
 from schema_tools import SCHEMAS_DIR, reduce_schema_file, reduce_struct, schema_registry
 
+from .conftest import DERIVED_FIELDS, FORMS, as_json_text, json_values, undescribed_properties
+
 CHAT_STREAMS = sorted(CORPUS.glob("streams/chat/*.sse"))
 CHAT_JSON = sorted(CORPUS.glob("json/chat/*.json"))
 SCHEMA = "v1/dialects/openai-chat.schema.json"
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _needs_corpus(corpus_dir: Path) -> None:
-    """Skip (with the fixture's reason) when the corpus is not beside the repository."""
 
 
 def reassemble(body: bytes) -> StreamResult:
@@ -265,6 +261,7 @@ def test_corpus_stream_agrees_with_the_sdk(path: Path) -> None:
     assert ours == theirs
 
 
+@needs_full_corpus
 def test_the_sdk_disagreement_list_only_names_corpus_streams() -> None:
     stems = {p.stem for p in CHAT_STREAMS}
     assert set(SDK_WRONG) <= stems
@@ -800,8 +797,9 @@ def test_manifest_terminal_flags_match() -> None:
             seen[entry["file"]] = (result.terminal, entry["complete"], errors)
             assert result.terminal == ("error" if errors else "complete")
             assert result.truncated is False
-    assert len(seen) == 92
     assert sum(1 for terminal, complete, _ in seen.values() if not complete) == 2
+    if FULL_CORPUS:
+        assert len(seen) == 92
 
 
 # --- wire types and schema ---------------------------------------------------------------
@@ -827,7 +825,9 @@ def test_every_corpus_chunk_decodes_with_the_chunk_struct() -> None:
             else:
                 error_decoder.decode(data)
                 errors += 1
-    assert (chunks, errors) == (3828, 2)
+    assert errors == 2
+    if FULL_CORPUS:
+        assert chunks == 3828
 
 
 def test_the_event_names_chat_declares_are_those_of_the_corpus() -> None:
@@ -853,7 +853,8 @@ def test_every_corpus_chat_body_decodes() -> None:
         else:
             envelopes.decode(data)
             kinds["error"] += 1
-    assert kinds == {"response": 19, "error": 3}
+    if FULL_CORPUS:
+        assert kinds == {"response": 19, "error": 3}
 
 
 @pytest.mark.parametrize("path", CHAT_STREAMS, ids=lambda p: p.stem)
@@ -912,13 +913,7 @@ def test_schema_document_is_valid_and_described() -> None:
         == "https://model-call-capture.dev/schemas/v1/dialects/openai-chat.schema.json"
     )
     assert schema["examples"]
-    undescribed = [
-        f"{name}.{prop}"
-        for name, definition in schema["$defs"].items()
-        for prop, sub in definition.get("properties", {}).items()
-        if not sub.get("description")
-    ]
-    assert undescribed == []
+    assert undescribed_properties(schema) == []
     assert {"Request", "Response", "ChatCompletionChunk", "ChatStreamEvent"} <= set(schema["$defs"])
     for name, definition in schema["$defs"].items():
         assert definition.get("additionalProperties") is not False, name
@@ -937,7 +932,8 @@ def test_every_corpus_payload_validates_against_the_stream_event_union() -> None
             if "object" in payload:
                 assert chunk_validator.is_valid(payload), data[:200]
             count += 1
-    assert count == 3830
+    if FULL_CORPUS:
+        assert count == 3830
     assert _validator("ChatStreamEvent").is_valid({"type": "future.event"})
 
 
@@ -949,12 +945,6 @@ def test_every_corpus_response_body_validates() -> None:
 
 
 # --- snapshots ---------------------------------------------------------------------------
-
-
-@pytest.fixture
-def snapshot_json(snapshot: SnapshotAssertion) -> SnapshotAssertion:
-    """Syrupy snapshots stored as JSON files."""
-    return snapshot.use_extension(JSONSnapshotExtension)
 
 
 @pytest.mark.parametrize("path", CHAT_STREAMS, ids=lambda p: p.stem)
@@ -973,7 +963,7 @@ def test_reassembled_object_snapshot(path: Path, snapshot_json: SnapshotAssertio
 
 
 def test_dialect_is_registered_by_name_and_path() -> None:
-    assert get_dialect("chat") is chat
+    assert get_dialect("chat") is cast(DialectModule, chat)
     assert dialect_for_path("/v1/chat/completions") == "chat"
     assert dialect_for_path("/v1/chat/completions/") == "chat"
 
@@ -1035,17 +1025,6 @@ RESPONSE = {
         "completion_tokens_details": {"reasoning_tokens": 12},
     },
 }
-
-
-def _as_json_text(body: Any) -> Any:
-    """A body as a record read from a capture file holds it: JSON text (written by `json`, not our codec)."""
-    return msgspec.Raw(json.dumps(body).encode())
-
-
-# derive takes a decoded body or its JSON text; both must give the same facts.
-FORMS = pytest.mark.parametrize(
-    "form", [lambda body: body, _as_json_text], ids=["dict", "json text"]
-)
 
 
 @FORMS
@@ -1147,22 +1126,10 @@ def test_derive_legacy_function_call_and_odd_tool_calls(form: Any) -> None:
     ]
 
 
-# Values a JSON text can hold: no NaN, no infinity (json.dumps would write `Infinity`, which
-# no reader accepts, so the text and the dict forms could not agree).
-_json_values = st.recursive(
-    st.none()
-    | st.booleans()
-    | st.integers()
-    | st.floats(allow_nan=False, allow_infinity=False)
-    | st.text(max_size=5),
-    lambda inner: (
-        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=12), inner, max_size=4)
-    ),
-    max_leaves=20,
-)
 _keys = st.sampled_from(
     ["choices", "message", "usage", "tool_calls", "function", "arguments", "id", "model", "index"]
 )
+_json_values = json_values(_keys)
 
 
 @settings(max_examples=200)
@@ -1180,28 +1147,12 @@ def test_derive_never_raises(request: Any, response: Any) -> None:
     response=st.none() | st.dictionaries(_keys, _json_values, max_size=4),
 )
 def test_derive_from_json_text_equals_derive_from_the_dicts(request: Any, response: Any) -> None:
-    assert chat.derive(_as_json_text(request), _as_json_text(response)) == chat.derive(
+    assert chat.derive(as_json_text(request), as_json_text(response)) == chat.derive(
         request, response
     )
 
 
 # --- derive against NeMo Gym -------------------------------------------------------------
-
-DERIVED_FIELDS = [
-    "response_id",
-    "model",
-    "response_status",
-    "finish_reason",
-    "tokens_in",
-    "tokens_out",
-    "tokens_reasoning",
-    "tokens_total",
-    "cached_tokens",
-    "cache_hit",
-    "cache_creation_tokens",
-    "tool_calls",
-    "reasoning_content",
-]
 
 GYM_DIFFERENCES = {
     ("matrix/chat-json-nan", "response_status"): (
@@ -1310,8 +1261,9 @@ def test_derive_matches_gym_on_every_chat_record(gym_reference_dir: Path) -> Non
             rollout, record, chat.derive(record["request"], record["response"]), GYM_DIFFERENCES
         )
         same, different = same + s, different + d
-    assert len(records) == 255
-    assert (same, different) == (255 * 13 - 1, 1)
+    assert (same, different) == (len(records) * 13 - 1, 1)
+    if FULL_GYM_REFERENCE:
+        assert len(records) == 255
 
 
 def test_every_gym_chat_request_decodes_with_the_request_struct(gym_reference_dir: Path) -> None:
@@ -1319,7 +1271,8 @@ def test_every_gym_chat_request_decodes_with_the_request_struct(gym_reference_di
         record["request"] for _, record in gym_chat_records() if record["request"] is not None
     ]
     decoded = [msgspec.convert(request, chat.Request) for request in requests]
-    assert len(decoded) == 255
+    if FULL_GYM_REFERENCE:
+        assert len(decoded) == 255
     assert {d.model for d in decoded} == {"fake-model-1", None}
 
 
@@ -1335,7 +1288,8 @@ def test_our_reassembly_of_gym_streams_matches_gym_records(gym_reference_dir: Pa
             rollout, record, chat.derive(record["request"], response), OUR_REASSEMBLY_DIFFERENCES
         )
         same, different = same + s, different + d
-    assert streams == 23
+    if FULL_GYM_REFERENCE:
+        assert streams == 23
     assert different == len(OUR_REASSEMBLY_DIFFERENCES)
     assert same == streams * 13 - different
 

@@ -18,7 +18,7 @@ import random
 import re
 import warnings
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import httpx2
 import jsonschema
@@ -28,9 +28,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from syrupy.assertion import SnapshotAssertion
-from syrupy.extensions.json import JSONSnapshotExtension
 
-from conftest import CORPUS, GYM_REFERENCE, REPO
+from conftest import (
+    CORPUS,
+    FULL_CORPUS,
+    FULL_GYM_REFERENCE,
+    GYM_REFERENCE,
+    REPO,
+    needs_full_corpus,
+)
 from memory_tools import traced_peak
 from model_call_capture.contracts import ToolCall
 from model_call_capture.dialects import responses as R
@@ -38,6 +44,8 @@ from model_call_capture.dialects.base import Derived
 from model_call_capture.reassembly import StreamReassembler, StreamResult, reassemble_stream
 from model_call_capture.sse import SseEvent
 from schema_tools import reduce_schema_file, reduce_struct
+
+from .conftest import DERIVED_FIELDS, FORMS, as_json_text, json_values, undescribed_properties
 
 STREAMS = sorted(CORPUS.glob("streams/responses/*.sse"))
 BODIES = sorted(CORPUS.glob("json/responses/*.json"))
@@ -67,16 +75,6 @@ SDK_INCOMPLETE = {
     "mirascope--test_max_tokens_openai_gpt_4o_responses_async_stream",
     "mirascope--test_max_tokens_openai_gpt_4o_responses_stream",
 }
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _needs_shared(corpus_dir: Path, gym_reference_dir: Path) -> None:
-    """Skip (with the fixtures' reason) when ../shared is not beside the repository."""
-
-
-@pytest.fixture
-def snapshot_json(snapshot: SnapshotAssertion) -> SnapshotAssertion:
-    return snapshot.use_extension(JSONSnapshotExtension)
 
 
 # ----------------------------------------------------------------------------- oracles
@@ -263,6 +261,7 @@ def _id(path: Path) -> str:
 # ------------------------------------------------------------------ wire types, schema
 
 
+@needs_full_corpus
 def test_corpus_size() -> None:
     assert (len(STREAMS), len(BODIES)) == (111, 22)
 
@@ -276,9 +275,9 @@ def test_every_corpus_event_decodes_with_the_event_union() -> None:
             assert not isinstance(event, R.UnknownEvent), (path.name, data.get("type"))
             seen_types.add(data["type"])
             count += 1
-    assert count == 6612
-    assert len(seen_types) == 53
     assert seen_types <= R.EVENT_TYPES
+    if FULL_CORPUS:
+        assert (count, len(seen_types)) == (6612, 53)
 
 
 def test_event_union_covers_the_sdk_union() -> None:
@@ -347,13 +346,7 @@ def test_schema_document() -> None:
     )
     assert schema["title"] == "OpenAIResponses"
     assert schema["examples"]
-    undocumented = [
-        f"{name}.{prop}"
-        for name, definition in schema["$defs"].items()
-        for prop, sub in definition.get("properties", {}).items()
-        if not sub.get("description")
-    ]
-    assert undocumented == []
+    assert undescribed_properties(schema) == []
     assert not any(d.get("additionalProperties") is False for d in schema["$defs"].values())
 
 
@@ -450,6 +443,7 @@ def test_corpus_stream_agrees_with_the_sdk(path: Path, snapshot_json: SnapshotAs
     )
 
 
+@needs_full_corpus
 def test_sdk_agreement_counts() -> None:
     """The headline figures of the report: how many corpus streams the SDK itself could finish."""
     finished = sum(
@@ -682,22 +676,29 @@ def generated_stream(draw: st.DrawFn) -> Stream:
     return events, final
 
 
-framing = st.fixed_dictionaries(
-    {
-        "data_only": st.booleans(),
-        "crlf": st.booleans(),
-        "keepalive": st.booleans(),
-        "done": st.booleans(),
-        "space": st.sampled_from(["", " ", "   "]),  # `data:{`, `data: {`, `data:   {`
-    }
+class Framing(TypedDict):
+    """How `_sse` frames a generated stream."""
+
+    data_only: bool
+    crlf: bool
+    keepalive: bool
+    done: bool
+    space: str
+
+
+framing = st.builds(
+    Framing,
+    data_only=st.booleans(),
+    crlf=st.booleans(),
+    keepalive=st.booleans(),
+    done=st.booleans(),
+    space=st.sampled_from(["", " ", "   "]),  # `data:{`, `data: {`, `data:   {`
 )
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(stream=generated_stream(), frame=framing, chunk=st.integers(0, 64))
-def test_generated_streams_agree_with_the_sdk(
-    stream: Stream, frame: dict[str, bool], chunk: int
-) -> None:
+def test_generated_streams_agree_with_the_sdk(stream: Stream, frame: Framing, chunk: int) -> None:
     events, final = stream
     body = _sse(events, **frame)
     ours = reassemble(body, chunk)
@@ -710,12 +711,12 @@ def test_generated_streams_agree_with_the_sdk(
 @settings(max_examples=60, deadline=None)
 @given(stream=generated_stream(), frame=framing, data=st.data())
 def test_generated_streams_cut_anywhere_keep_what_arrived(
-    stream: Stream, frame: dict[str, bool], data: st.DataObject
+    stream: Stream, frame: Framing, data: st.DataObject
 ) -> None:
     """The SDK raises on every one of these; the wire (concatenated deltas) is the reference."""
     events, _ = stream
     keep = data.draw(st.integers(1, len(events) - 1))
-    body = _sse(events[:keep], **{**frame, "done": False})
+    body = _sse(events[:keep], **(frame | {"done": False}))
     ours = reassemble(body)
     assert (ours.terminal, ours.truncated) == (None, True)
     assert ours.response is not None
@@ -737,7 +738,7 @@ def ev(data: Any, event: str = "") -> SseEvent:
     return SseEvent(data if isinstance(data, bytes) else json.dumps(data).encode(), event)
 
 
-ENVELOPE = {
+ENVELOPE: dict[str, Any] = {
     "id": "resp_1",
     "object": "response",
     "status": "in_progress",
@@ -745,7 +746,7 @@ ENVELOPE = {
     "output": [],
     "usage": None,
 }
-CREATED = {"type": "response.created", "response": ENVELOPE}
+CREATED: dict[str, Any] = {"type": "response.created", "response": ENVELOPE}
 
 
 def test_done_sentinel_with_odd_spacing() -> None:
@@ -1053,22 +1054,6 @@ def test_mutated_real_streams_never_raise(index: int, seed: int) -> None:
 
 # ------------------------------------------------------------------------ derive
 
-DERIVED_FIELDS = [
-    "response_id",
-    "model",
-    "response_status",
-    "finish_reason",
-    "tokens_in",
-    "tokens_out",
-    "tokens_reasoning",
-    "tokens_total",
-    "cached_tokens",
-    "cache_hit",
-    "cache_creation_tokens",
-    "tool_calls",
-    "reasoning_content",
-]
-
 
 def gym_responses_records() -> list[tuple[str, dict[str, Any]]]:
     records = []
@@ -1088,7 +1073,9 @@ def test_derive_matches_gym_on_every_field() -> None:
             compared += 1
             assert derived[field] == record[field], (name, field)
             equal += 1
-    assert (len(records), compared, equal) == (94, 1222, 1222)
+    assert compared == equal == len(records) * len(DERIVED_FIELDS) > 0
+    if FULL_GYM_REFERENCE:
+        assert len(records) == 94
 
 
 GYM_STREAM_DIFFERENCES = {
@@ -1139,7 +1126,9 @@ def test_reassembling_gyms_raw_streams() -> None:
             [item["type"] for item in result.response["output"]],
             derived.reasoning_content,
         )
-    assert (same, different) == (14, GYM_STREAM_DIFFERENCES)
+    assert different == GYM_STREAM_DIFFERENCES
+    if FULL_GYM_REFERENCE:
+        assert same == 14
 
 
 def test_derive_truncated_call_keeps_the_broken_arguments_raw() -> None:
@@ -1148,17 +1137,6 @@ def test_derive_truncated_call_keeps_the_broken_arguments_raw() -> None:
     assert derived.tool_calls == [
         ToolCall(call_id="call_1", name="get_weather", arguments={"_raw": '{"city":'})
     ]
-
-
-def _as_json_text(body: Any) -> Any:
-    """A body as a record read from a capture file holds it: JSON text (written by `json`, not our codec)."""
-    return msgspec.Raw(json.dumps(body).encode())
-
-
-# derive takes a decoded body or its JSON text; both must give the same facts.
-FORMS = pytest.mark.parametrize(
-    "form", [lambda body: body, _as_json_text], ids=["dict", "json text"]
-)
 
 
 @FORMS
@@ -1249,7 +1227,7 @@ def test_derive_bad_counts_are_null_and_nothing_is_double_counted(form: Any) -> 
 )
 def test_derive_never_raises_on_odd_input(request_body: Any, response: Any) -> None:
     assert R.derive(request_body, response) == Derived()
-    assert R.derive(_as_json_text(request_body), _as_json_text(response)) == Derived()
+    assert R.derive(as_json_text(request_body), as_json_text(response)) == Derived()
 
 
 _keys = st.sampled_from(
@@ -1275,17 +1253,7 @@ _keys = st.sampled_from(
         "cached_tokens",
     ]
 )
-# Values a JSON text can hold: no NaN, no infinity (json.dumps would write `Infinity`, which
-# no reader accepts, so the text and the dict forms could not agree).
-_json_values = st.recursive(
-    st.none()
-    | st.booleans()
-    | st.integers()
-    | st.floats(allow_nan=False, allow_infinity=False)
-    | st.text(max_size=5),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_keys, inner, max_size=4),
-    max_leaves=20,
-)
+_json_values = json_values(_keys)
 
 
 @settings(max_examples=300)
@@ -1296,7 +1264,7 @@ _json_values = st.recursive(
 def test_derive_from_json_text_equals_derive_from_the_dicts(
     request_body: Any, response: Any
 ) -> None:
-    assert R.derive(_as_json_text(request_body), _as_json_text(response)) == R.derive(
+    assert R.derive(as_json_text(request_body), as_json_text(response)) == R.derive(
         request_body, response
     )
 

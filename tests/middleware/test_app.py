@@ -8,7 +8,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
-import httpx
+import httpx2
 import openai
 import pytest
 from fastapi import FastAPI, Request
@@ -79,7 +79,7 @@ def test_non_http_scopes_pass_straight_through(tmp_path: Path) -> None:
     middleware = CaptureMiddleware(app, config=config_for(tmp_path), model_server_name=SERVER_NAME)
     scope = {"type": "websocket", "path": "/ng-rollout/r/v1/chat/completions"}
 
-    async def never() -> Any:
+    async def never(*_: Any) -> Any:
         raise AssertionError
 
     asyncio.run(middleware(scope, never, never))
@@ -132,7 +132,7 @@ def test_capture_disabled_strips_the_prefix_and_writes_nothing(tmp_path: Path) -
             base_url="http://testserver/ng-rollout/0-0/v1",
             api_key="k",
             max_retries=0,
-            http_client=httpx.AsyncClient(transport=httpx.ASGITransport(app=app)),
+            http_client=httpx2.AsyncClient(transport=httpx2.ASGITransport(app=app)),
         ) as client:
             reply = await client.chat.completions.create(
                 model="demo-gpt", messages=[{"role": "user", "content": "hi"}]

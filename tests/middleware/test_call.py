@@ -16,6 +16,7 @@ import pytest
 
 from model_call_capture.demo.model_server import create_app
 from model_call_capture.middleware import _call
+from model_call_capture.reassembly import StreamReassembler
 
 from .conftest import (
     ANSWER,
@@ -147,7 +148,7 @@ def test_the_first_chunk_of_a_stream_reaches_the_client_before_capture_sees_it(
     # The real reassembler, wrapped (the only stand-in here) to log when it is fed.
     events: list[str] = []
 
-    class WatchedReassembler(_call.StreamReassembler):
+    class WatchedReassembler(StreamReassembler):
         def feed(self, data: bytes | bytearray | memoryview) -> None:
             events.append("feed")
             super().feed(data)

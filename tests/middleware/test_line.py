@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import httpx2
 import msgspec
 import openai
 import pytest
@@ -415,13 +416,13 @@ def test_request_headers_never_reach_the_capture_file(app: Any, shared_dir: Path
     rollout = new_rollout()
 
     async def complete() -> None:
-        transport = httpx.ASGITransport(app=app)
+        transport = httpx2.ASGITransport(app=app)
         async with openai.AsyncOpenAI(
             base_url=f"http://testserver/ng-rollout/{rollout}/v1",
             api_key="sk-test-SECRET-0123456789",
             default_headers={"cookie": "session=COOKIE-SECRET", "x-api-key": "XKEY-SECRET"},
             max_retries=0,
-            http_client=httpx.AsyncClient(transport=transport),
+            http_client=httpx2.AsyncClient(transport=transport),
         ) as client:
             reply = await client.chat.completions.create(
                 model="demo-gpt", messages=[{"role": "user", "content": "hi"}]

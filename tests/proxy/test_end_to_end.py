@@ -91,7 +91,7 @@ def test_sdk_calls_through_the_proxy_are_answered_and_captured(proxy: tuple[str,
 
 # -- byte for byte -------------------------------------------------------------------
 
-_CASES = [
+_CASES: list[tuple[str, dict[str, Any]]] = [
     (
         "/v1/chat/completions",
         {"model": "demo-gpt", "messages": [{"role": "user", "content": "hi"}]},

@@ -8,6 +8,7 @@ raises ENOLCK at the OS call in every writer and reader (no such mount exists he
 
 from __future__ import annotations
 
+import fcntl
 import json
 import subprocess
 import sys
@@ -157,7 +158,7 @@ def test_without_flock_lines_still_never_interleave_on_one_host(
     def refuse(fd: int, operation: int) -> None:
         raise OSError(37, "No locks available")
 
-    monkeypatch.setattr(_locking.fcntl, "flock", refuse)
+    monkeypatch.setattr(fcntl, "flock", refuse)
     monkeypatch.setattr(_locking, "_warned_no_locks", True)  # warned once; tested in test_store
     writers, written, on_disk, damaged_reads, blank = _run(tmp_path, no_flock=True)
     # Without the lock a reader may see the first part of a line still being written: it

@@ -26,6 +26,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from conftest import CORPUS
 from model_call_capture import _codec
 from model_call_capture.contracts import CaptureConfig, CaptureLine, ModelCallRecord
 from model_call_capture.dialects import DIALECTS, get_dialect
@@ -34,14 +35,13 @@ from model_call_capture.reassembly import StreamReassembler
 from model_call_capture.records import build_model_call_record
 from model_call_capture.sse import SseDecoder, SseEvent
 from model_call_capture.store import CaptureStore
+from sse_tools import sse_oracle
 
 from .conftest import Figure, sized
 
 # The nightly size runs for tens of minutes: lift the suite's per-test timeout for it.
 pytestmark = pytest.mark.timeout(sized(300, 7200))
 
-SHARED = Path(os.environ.get("MCC_SHARED_DIR", Path(__file__).resolve().parents[3] / "shared"))
-CORPUS = SHARED / "corpus"
 _COUNTS: dict[str, int] = {}
 _COUNTS_LOCK = threading.Lock()
 
@@ -51,7 +51,7 @@ def _count(name: str) -> None:
         _COUNTS[name] = _COUNTS.get(name, 0) + 1
 
 
-def _fuzz_settings(ci: int, nightly: int) -> Any:
+def _fuzz_settings(ci: int, nightly: int) -> settings:
     return settings(
         max_examples=sized(ci, nightly),
         deadline=None,
@@ -64,18 +64,10 @@ def _fuzz_settings(ci: int, nightly: int) -> Any:
     )
 
 
-def _corpus_streams() -> dict[str, list[bytes]]:
-    streams: dict[str, list[bytes]] = {name: [] for name in DIALECTS}
-    for name in DIALECTS:
-        directory = CORPUS / "streams" / name
-        if directory.is_dir():
-            streams[name] = [p.read_bytes() for p in sorted(directory.glob("*.sse"))]
-    return streams
-
-
-STREAMS = _corpus_streams()
-HAVE_CORPUS = all(STREAMS.values())
-needs_corpus = pytest.mark.skipif(not HAVE_CORPUS, reason=f"the recorded corpus is not at {CORPUS}")
+STREAMS = {
+    name: [p.read_bytes() for p in sorted((CORPUS / "streams" / name).glob("*.sse"))]
+    for name in DIALECTS
+}
 
 
 def _event_types() -> dict[str, list[str]]:
@@ -135,37 +127,6 @@ json_objects = st.dictionaries(keys, json_values, max_size=8).map(_small_indexes
 # -- the SSE decoder ---------------------------------------------------------------------
 
 
-def _reference_events(body: bytes) -> list[tuple[bytes, str, str | None]]:
-    """A direct reading of the WHATWG "event stream interpretation", plus the library's
-    documented difference: an unterminated last event is delivered at end of input."""
-    if body.startswith(b"\xef\xbb\xbf"):
-        body = body[3:]
-    lines = re.split(rb"\r\n|\r|\n", body)
-    if lines and lines[-1] == b"":
-        lines.pop()
-    events: list[tuple[bytes, str, str | None]] = []
-    data: list[bytes] = []
-    event, last_id = "", None
-    for line in [*lines, b""]:
-        if line == b"":
-            if data:
-                events.append((b"\n".join(data), event, last_id))
-            data, event = [], ""
-            continue
-        if line.startswith(b":"):
-            continue
-        name, colon, value = line.partition(b":")
-        if colon and value.startswith(b" "):
-            value = value[1:]
-        if name == b"data":
-            data.append(value)
-        elif name == b"event":
-            event = value.decode("utf-8", "replace")
-        elif name == b"id" and b"\0" not in value:
-            last_id = value.decode("utf-8", "replace")
-    return events
-
-
 sse_alphabet = st.sampled_from(
     [
         b"data:",
@@ -212,7 +173,7 @@ def test_sse_decoder_agrees_with_the_reference_however_the_bytes_are_split(
     body: bytes, cuts: list[int]
 ) -> None:
     _count("SSE decoder")
-    expected = _reference_events(body)
+    expected = [(e.data, e.event, e.id) for e in sse_oracle(body)]
     assert _decode([body]) == expected
     assert _decode(_split(body, cuts)) == expected
     assert _decode([body[i : i + 1] for i in range(len(body))]) == expected
@@ -225,7 +186,7 @@ def test_sse_decoder_agrees_with_the_reference_however_the_bytes_are_split(
 def events_for(draw: st.DrawFn, dialect: str) -> list[SseEvent]:
     """A corpus stream's events, mutated: dropped, repeated, swapped, or replaced by fuzz."""
     events: list[SseEvent] = []
-    if STREAMS[dialect] and draw(st.booleans()):
+    if draw(st.booleans()):
         body = draw(st.sampled_from(STREAMS[dialect]))
         decoder = SseDecoder()
         events = decoder.feed(body) + decoder.finish()
@@ -282,7 +243,6 @@ def test_stream_states_never_raise_on_mutated_and_random_streams(dialect: str) -
     run()
 
 
-@needs_corpus
 @_fuzz_settings(200, 5_000)
 @given(data=st.data())
 def test_reassembly_is_the_same_however_a_recorded_stream_is_split(data: st.DataObject) -> None:
@@ -389,7 +349,7 @@ content_types = st.sampled_from(
 @st.composite
 def responses(draw: st.DrawFn) -> tuple[int, list[tuple[bytes, bytes]], list[bytes]]:
     dialect_body = b""
-    if HAVE_CORPUS and draw(st.booleans()):
+    if draw(st.booleans()):
         dialect_body = draw(st.sampled_from([b for bodies in STREAMS.values() for b in bodies]))
     body = dialect_body or draw(
         sse_bodies | json_objects.map(_codec.encode) | st.binary(max_size=300)

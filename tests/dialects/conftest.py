@@ -1,0 +1,74 @@
+"""Helpers shared by the dialect tests: derived fields, body forms and JSON value strategies."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import msgspec
+import pytest
+from hypothesis import strategies as st
+
+DERIVED_FIELDS = [
+    "response_id",
+    "model",
+    "response_status",
+    "finish_reason",
+    "tokens_in",
+    "tokens_out",
+    "tokens_reasoning",
+    "tokens_total",
+    "cached_tokens",
+    "cache_hit",
+    "cache_creation_tokens",
+    "tool_calls",
+    "reasoning_content",
+]
+"""The `Derived` fields compared with what NeMo Gym derived from the same call."""
+
+
+def as_json_text(body: Any) -> Any:
+    """A body as a record read from a capture file holds it: JSON text (written by `json`, not our codec)."""
+    return msgspec.Raw(json.dumps(body).encode())
+
+
+def undescribed_properties(schema: dict[str, Any]) -> list[str]:
+    """`Definition.property` for each property of the schema's `$defs` without a description."""
+    return [
+        f"{name}.{prop}"
+        for name, definition in schema["$defs"].items()
+        for prop, sub in definition.get("properties", {}).items()
+        if not sub.get("description")
+    ]
+
+
+FORMS = pytest.mark.parametrize(
+    "form", [lambda body: body, as_json_text], ids=["dict", "json text"]
+)
+"""derive takes a decoded body or its JSON text; both must give the same facts."""
+
+# Characters JSON text writes each in its own way: plain, quote, backslash, newline, NUL,
+# Latin-1, BMP and astral (a surrogate pair in `\u` escapes). A fixed alphabet also spares
+# Hypothesis building its Unicode tables.
+_text = st.text('a "\\\n\x00é€😀', max_size=5)
+# Values a JSON text can hold: no NaN, no infinity (json.dumps would write `Infinity`, which
+# no reader accepts, so the text and the dict forms could not agree).
+_scalars = (
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | _text
+)
+
+
+def json_values(keys: st.SearchStrategy[str]) -> st.SearchStrategy[Any]:
+    """JSON values nested two containers deep, objects keyed by `keys`.
+
+    A fixed depth rather than `st.recursive`: each input is a few dozen choices, so drawing
+    stays cheap on a loaded machine (Hypothesis's too_slow health check times the first inputs
+    drawn). Under a body's own keys, two levels reach the usage counters `derive` reads
+    (`usage.input_tokens_details.cached_tokens`).
+    """
+    inner = _scalars | st.lists(_scalars, max_size=3) | st.dictionaries(keys, _scalars, max_size=3)
+    return _scalars | st.lists(inner, max_size=3) | st.dictionaries(keys, inner, max_size=4)
