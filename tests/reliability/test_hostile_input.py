@@ -16,8 +16,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import brotli
 import httpx
 import pytest
+
+from model_call_capture import _codec
 
 from .apps import CHAT_REPLY, capturing, endless_sse_app, read_json_lines, reply_app, wait_for
 from .conftest import NIGHTLY, Figure, sized
@@ -420,3 +423,56 @@ def test_huge_indexes_in_stream_events_cost_no_memory(dialect: str, body: bytes)
         tracemalloc.stop()
     assert len(encoded) < 2_000
     assert peak < 5_000_000
+
+
+BOMBS = [
+    pytest.param(b"\x00", b"br", id="brotli of NUL bytes"),
+    pytest.param(b"\xff", b"br", id="brotli of invalid UTF-8"),
+    pytest.param(b"\x01\xfe", b"gzip", id="gzip of control and invalid bytes"),
+]
+
+
+@pytest.mark.parametrize(("unit", "encoding"), BOMBS)
+def test_a_small_bomb_of_escaped_bytes_makes_a_line_of_about_the_cap(
+    unit: bytes, encoding: bytes, tmp_path: Path, figures: list[Figure]
+) -> None:
+    """Each decoded byte is written as a 4-6 byte escape: the line once reached 6x the cap."""
+    cap = 4 << 20
+    payload = unit * (cap // len(unit) + 1000)
+    body = brotli.compress(payload) if encoding == b"br" else gzip.compress(payload, mtime=0)
+    headers = [(b"content-type", b"application/json"), (b"content-encoding", encoding)]
+    with capturing(reply_app(body, headers=headers), tmp_path, capture_max_bytes=cap) as server:
+        status, received = _post_raw(f"{server.url}/ng-rollout/r{CHAT}", b'{"model":"m"}')
+    assert (status, received) == (200, body)
+    size = (tmp_path / "r.capture.jsonl").stat().st_size
+    assert size <= cap * 1.25 + 4096  # was 6x (NUL) and 5x (invalid bytes)
+    (line,) = read_json_lines(tmp_path / "r.capture.jsonl")
+    assert (line["capture_cut"], line["error_category"]) == (True, None)
+    assert [gap["code"] for gap in line["gaps"]] == ["raw_text_cut"]
+    kept = line["response_raw"]
+    assert kept == _codec.raw_text(payload[: len(kept)])[: len(kept)]
+    if unit == b"\x00":
+        figures.append(
+            Figure(
+                f"response: {len(body)} B brotli body decoding to NUL bytes, capture_max_bytes "
+                f"{cap >> 20} MB",
+                "real HTTP response",
+                1,
+                1,
+                0,
+                f"client got the exact bytes; line of {size / cap:.2f}x capture_max_bytes "
+                "(was 6x), `capture_cut` with a `raw_text_cut` gap",
+            )
+        )
+
+
+def test_a_request_of_control_bytes_makes_a_line_of_about_the_cap(tmp_path: Path) -> None:
+    cap = 1 << 20
+    body = b"\x00" * cap
+    app = RecordingApp()
+    with capturing(app, tmp_path, capture_max_bytes=cap) as server:
+        assert _post_raw(f"{server.url}/ng-rollout/r{CHAT}", body) == (200, CHAT_REPLY)
+    assert app.received[0][0] == cap
+    assert (tmp_path / "r.capture.jsonl").stat().st_size <= cap + 4096  # was 6x
+    (line,) = read_json_lines(tmp_path / "r.capture.jsonl")
+    assert line["request_raw"] == "\x00" * (cap // 6) and line["capture_cut"] is True

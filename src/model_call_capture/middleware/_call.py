@@ -428,4 +428,5 @@ class CapturedCall:
             disconnected=self.disconnected,
             exception=self.exception,
             error_category=self.context.error_category,
+            max_bytes=self.cap,
         )
