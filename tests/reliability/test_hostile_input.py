@@ -12,6 +12,7 @@ import hashlib
 import json
 import socket
 import time
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -476,3 +477,55 @@ def test_a_request_of_control_bytes_makes_a_line_of_about_the_cap(tmp_path: Path
     assert (tmp_path / "r.capture.jsonl").stat().st_size <= cap + 4096  # was 6x
     (line,) = read_json_lines(tmp_path / "r.capture.jsonl")
     assert line["request_raw"] == "\x00" * (cap // 6) and line["capture_cut"] is True
+
+
+ENCODED_REQUESTS = [
+    pytest.param(b"gzip", lambda data: gzip.compress(data, mtime=0), True, id="gzip"),
+    pytest.param(b"deflate", zlib.compress, True, id="deflate"),
+    pytest.param(b"br", brotli.compress, True, id="br"),
+    # The `zstandard` package is not installed here (nor a dependency): recorded undecodable.
+    pytest.param(b"zstd", lambda data: b"\x28\xb5\x2f\xfd" + data, False, id="zstd"),
+]
+
+
+@pytest.mark.parametrize(("encoding", "encode", "decodable"), ENCODED_REQUESTS)
+def test_compressed_requests_are_decoded_for_capture(
+    encoding: bytes,
+    encode: Any,
+    decodable: bool,
+    tmp_path: Path,
+    figures: list[Figure],
+) -> None:
+    request = {"model": "m", "messages": [{"role": "user", "content": "hi " * 500}]}
+    body = encode(json.dumps(request).encode())
+    app = RecordingApp()
+    with capturing(app, tmp_path) as server:
+        status, received = _post_raw(
+            f"{server.url}/ng-rollout/r{CHAT}", body, {"content-encoding": encoding.decode()}
+        )
+    assert (status, received) == (200, CHAT_REPLY)
+    assert app.received == [(len(body), hashlib.sha256(body).hexdigest(), body)]  # still encoded
+    (line,) = read_json_lines(tmp_path / "r.capture.jsonl")
+    assert "request_raw" not in line and line["response"] == json.loads(CHAT_REPLY)
+    if decodable:
+        assert line["request"] == request and "gaps" not in line
+    else:
+        assert line["request"] is None
+        assert line["gaps"] == [
+            {"code": "request_undecodable", "detail": "content-encoding zstd is not supported"}
+        ]
+    figures.append(
+        Figure(
+            f"request: `Content-Encoding: {encoding.decode()}`",
+            "real HTTP request",
+            1,
+            1,
+            0,
+            "app got the encoded bytes; "
+            + (
+                "request decoded for the line"
+                if decodable
+                else "`request: null`, no raw bytes, a `request_undecodable` gap"
+            ),
+        )
+    )

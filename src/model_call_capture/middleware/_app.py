@@ -12,6 +12,7 @@ from ..correlation import _route_path, _split_scope_prefix
 from ..dialects import dialect_for_path
 from ..redaction import Redaction
 from ..store import CaptureStore, InvalidRolloutIdError, validate_rollout_id
+from ._budget import MemoryBudget
 from ._call import CapturedCall
 from ._context import CAPTURE_EXTENSION
 from ._writer import CaptureWriter, OnceSet, Store
@@ -58,6 +59,8 @@ class CaptureMiddleware:
                 store = CaptureStore(config.model_call_capture_dir)
             self.store = store
         self.writer = CaptureWriter(self.store, redact)
+        self.budget = MemoryBudget(config.capture_memory_budget_bytes)
+        """The capture memory budget all calls through this middleware share."""
         self._invalid_ids = OnceSet()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -80,7 +83,7 @@ class CaptureMiddleware:
                 logger.warning("model call forwarded without capture: %s", exc)
             await self.app(scope, receive, send)
             return
-        call = CapturedCall(self, rollout_id, cast(Dialect, dialect))
+        call = CapturedCall(self, rollout_id, cast(Dialect, dialect), scope.get("headers"))
         scope["extensions"] = {**(scope.get("extensions") or {}), CAPTURE_EXTENSION: call.context}
         call.start()
         try:
