@@ -5,7 +5,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import msgspec
 import pytest
+from msgspec import UNSET
 
 from model_call_capture.contracts import CaptureLine, ObservationGap
 from model_call_capture.redaction import REDACTED, SECRET_KEY_PATTERNS, Redactor
@@ -27,7 +29,7 @@ def _line() -> CaptureLine:
             ],
         },
         response={"choices": [{"message": {"content": "ok", "password": "p2"}}]},
-        response_raw=f'data: {{"echo": "{KEY}"}}\n\n',
+        response_raw=f'{{"echo": "{KEY}", "cut": "at the c',
     )
 
 
@@ -72,7 +74,7 @@ def test_patterns_scrub_every_string_and_the_raw_texts() -> None:
     assert redacted.request is not None
     assert redacted.request["metadata"] == {"api_key": REDACTED, "user": "u1"}
     assert redacted.request["messages"][0]["content"] == f"use key {REDACTED} for the tool"
-    assert redacted.response_raw == f'data: {{"echo": "{REDACTED}"}}\n\n'
+    assert redacted.response_raw == f'{{"echo": "{REDACTED}", "cut": "at the c'
 
 
 @pytest.mark.parametrize(
@@ -177,6 +179,9 @@ def test_a_secret_split_across_stream_events_cannot_be_read_back_from_the_raw_te
     )
     assert not any(re.search(p, raw) for p in SECRET_KEY_PATTERNS)
     redacted = Redactor(patterns=SECRET_KEY_PATTERNS)(line)
+    # The same text, kept as a plain body (a stream sent without its content-type).
+    plain = Redactor(patterns=SECRET_KEY_PATTERNS)(msgspec.structs.replace(line, stream=UNSET))
+    assert (plain.response_raw, plain.gaps) == (redacted.response_raw, redacted.gaps)
     assert redacted.response == {"choices": [{"message": {"content": f"your key: {REDACTED}"}}]}
     assert redacted.response_raw == REDACTED
     assert redacted.gaps == [

@@ -21,8 +21,9 @@ gap on the line naming the field and the reason, when
 - a path is rooted at its payload: a body kept as text (not a JSON object: `NaN`, a lone
   surrogate, invalid UTF-8; or cut at `capture_max_bytes`) has no structure a path can
   address, so the value the path names would otherwise be written as it came;
-- it is a stream's raw SSE text and patterns are set: a secret that a stream splits
-  across delta events is never whole in the text (the reassembled `response` joins the
+- it is a stream's raw SSE text (or a response body with a line starting `data:`, as a
+  stream sent without its content-type is kept) and patterns are set: a secret that a
+  stream splits across delta events is never whole in the text (the reassembled `response` joins the
   deltas, so patterns do find it there). Redacting the events instead would need to know,
   for every dialect, which fields are pieces of one string and in which order they join,
   and the raw text is only kept for debugging; the reassembled response stays;
@@ -150,6 +151,8 @@ def _replace_at(box: list[Any], segments: tuple[str | int, ...], replacement: st
                 work.append((False, value, head, rest))
 
 
+_SSE_DATA = re.compile(r"^data:", re.MULTILINE)
+"""A `data:` field at the start of a line: the text is (or holds) an event stream."""
 _JSON_ESCAPE = re.compile(r'\\(?:u([0-9a-fA-F]{4})|(["\\/bfnrt]))')
 _SIMPLE_ESCAPES = {
     '"': '"',
@@ -215,7 +218,7 @@ class Redactor:
                 changes[root] = box[0]
             raw = getattr(line, f"{root}_raw")
             if isinstance(raw, str) and (segments or text is not None):
-                reason = self._distrust(line, root, bool(segments))
+                reason = self._distrust(line, root, raw, bool(segments))
                 scrubbed = raw if text is None or reason else text(raw)
                 if reason is None and any(p.search(_unescaped(scrubbed)) for p in self.patterns):
                     reason = "a pattern matches it once its JSON escapes are decoded"
@@ -227,11 +230,12 @@ class Redactor:
             changes["gaps"] = [*(line.gaps or ()), *gaps]
         return msgspec.structs.replace(line, **changes) if changes else line
 
-    def _distrust(self, line: CaptureLine, root: str, has_paths: bool) -> str | None:
+    def _distrust(self, line: CaptureLine, root: str, raw: str, has_paths: bool) -> str | None:
         """Why the raw text of `root` cannot be redacted in place, None when it can."""
         if has_paths:
             return f"redaction paths on `{root}` cannot reach a body kept as text"
-        if root == "response" and line.stream is True:
+        # An event stream sent without its content-type is kept as a plain body.
+        if root == "response" and (line.stream is True or _SSE_DATA.search(raw)):
             return "patterns cannot be trusted on a stream's raw text: a secret may be split across events"
         return None
 
