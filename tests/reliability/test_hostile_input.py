@@ -7,6 +7,8 @@ what it can with the right category. Lines are read with the stdlib `json` modul
 
 from __future__ import annotations
 
+import asyncio
+import gc
 import gzip
 import hashlib
 import json
@@ -527,5 +529,98 @@ def test_compressed_requests_are_decoded_for_capture(
                 if decodable
                 else "`request: null`, no raw bytes, a `request_undecodable` gap"
             ),
+        )
+    )
+
+
+def _status_kib(field: str) -> int:
+    for row in Path("/proc/self/status").read_text().splitlines():
+        if row.startswith(field + ":"):
+            return int(row.split()[1])
+    raise LookupError(field)
+
+
+def _stream_app(chunks: list[bytes]) -> Any:
+    async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        while (await receive()).get("more_body", False):
+            pass
+        headers = [(b"content-type", b"text/event-stream")]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        for chunk in chunks:
+            await send({"type": "http.response.body", "body": chunk, "more_body": True})
+            await asyncio.sleep(0)  # a model server waits for its next tokens
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+    return app
+
+
+def _peak_growth_mb(
+    chunks: list[bytes], streams: int, directory: Path, **overrides: Any
+) -> tuple[float, list[dict[str, Any]]]:
+    """Serve `streams` concurrent copies of the stream; peak RSS growth (MB) and the lines."""
+    expected = hashlib.sha256(b"".join(chunks)).hexdigest()
+
+    async def read(client: httpx.AsyncClient, url: str) -> str:
+        digest = hashlib.sha256()
+        async with client.stream("POST", url, content=b'{"stream":true}') as reply:
+            async for piece in reply.aiter_raw():
+                digest.update(piece)
+        return digest.hexdigest()
+
+    async def run(url: str) -> list[str]:
+        async with httpx.AsyncClient(timeout=300) as client:
+            return await asyncio.gather(
+                *(read(client, f"{url}/ng-rollout/s{i}{CHAT}") for i in range(streams))
+            )
+
+    directory.mkdir()
+    with capturing(_stream_app(chunks), directory, **overrides) as server:
+        gc.collect()
+        Path("/proc/self/clear_refs").write_text("5")  # reset the peak-RSS mark (VmHWM)
+        base = _status_kib("VmRSS")
+        digests = asyncio.run(run(server.url))
+        peak = _status_kib("VmHWM")
+    assert digests == [expected] * streams  # every client got every byte, unchanged
+    lines = [
+        only for i in range(streams) for only in read_json_lines(directory / f"s{i}.capture.jsonl")
+    ]
+    assert len(lines) == streams
+    return (peak - base) / 1024, lines
+
+
+@pytest.mark.skipif(not Path("/proc/self/clear_refs").exists(), reason="needs Linux /proc")
+def test_many_large_streams_at_once_stay_within_the_memory_budget(
+    tmp_path: Path, figures: list[Figure]
+) -> None:
+    event = (
+        b'data: {"id":"c","object":"chat.completion.chunk","choices":[{"index":0,'
+        b'"delta":{"content":"word "}}]}\n\n'
+    )
+    chunk = event * 80  # 8 KB messages: a fast model, or a proxy batching its upstream reads
+    chunks = [chunk] * (sized(4, 32) * (1 << 20) // len(chunk)) + [b"data: [DONE]\n\n"]
+    streams, budget = 8, 16 << 20
+    # The raw text is kept (`always`): about three copies of each stream's bytes. The
+    # bounded run goes first: the heap the other run frees would hide its growth.
+    bounded, lines = _peak_growth_mb(
+        chunks,
+        streams,
+        tmp_path / "b",
+        capture_stream_raw="always",
+        capture_memory_budget_bytes=budget,
+    )
+    unbounded, _ = _peak_growth_mb(chunks, streams, tmp_path / "a", capture_stream_raw="always")
+    assert bounded < unbounded / 2
+    assert all(line["error_category"] is None for line in lines)
+    assert any(g["code"] == "memory_budget" for line in lines for g in line.get("gaps", []))
+    stream_mb = sum(map(len, chunks)) / (1 << 20)
+    figures.append(
+        Figure(
+            f"{streams} streams of {stream_mb:.0f} MB at once, raw text kept",
+            "real concurrent HTTP streams, capture_memory_budget_bytes 16 MB against 1 GiB",
+            streams,
+            streams,
+            0,
+            f"every client got every byte; peak RSS growth {bounded:.0f} MB with the 16 MB "
+            f"budget against {unbounded:.0f} MB; lines past it carry a `memory_budget` gap",
         )
     )
