@@ -106,8 +106,10 @@ def load_capture_config(source: ConfigSource) -> CaptureConfig:
 
     Capture is off unless `observability_enabled` is true; then `model_call_capture_dir`
     must be an absolute path (every producer and the collector must resolve it to the
-    same volume, which a relative path cannot promise). Other top-level keys (server
-    instances, other settings) are ignored. Raises `CaptureConfigError` with the reason.
+    same volume, which a relative path cannot promise). The byte bounds
+    (`capture_max_bytes` per call, `capture_memory_budget_bytes` for all calls in flight)
+    are non-negative integers. Other top-level keys (server instances, other settings)
+    are ignored. Raises `CaptureConfigError` with the reason.
     """
     data = load_global_config(source)
     settings = {key: data[key] for key in CAPTURE_KEYS if key in data}

@@ -33,7 +33,8 @@ class CaptureMiddleware:
     `redact` (see `model_call_capture.redaction`) rewrites every line just before it is
     written, and a line it fails on is not written at all (the rollout is marked incomplete).
     Per-request state lives in a per-request object; the instance holds only settings,
-    the store and the writer (its threads and log-once bookkeeping).
+    the store, the writer (its threads and log-once bookkeeping) and the memory budget
+    its calls share (`capture_memory_budget_bytes`).
     """
 
     def __init__(
