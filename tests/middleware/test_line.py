@@ -16,6 +16,7 @@ import httpx
 import msgspec
 import openai
 import pytest
+from msgspec import UNSET
 
 from model_call_capture import _codec
 from model_call_capture.contracts import CaptureLine, ModelRef, ObservationGap
@@ -589,3 +590,21 @@ def test_outcome_matches_the_line_gym_wrote(
     if gym_file.startswith("requests/"):
         expected["status_code"] = 400  # Gym's FastAPI app said 422; the scripted app says 400
     assert shape(ours) == expected
+
+
+def test_a_body_whose_numbers_grow_when_written_again_is_kept_as_text() -> None:
+    cap = 4000
+    numbers = b'{"x":[' + b",".join([b"9e15"] * 700) + b"]}"  # 3.5 KB, 13 KB written again
+    line = build_line(
+        facts(request_body=numbers, started=True, status=200, body=numbers, max_bytes=cap)
+    )
+    assert (line.request, line.response) == (None, None)
+    assert line.request_raw == line.response_raw == numbers.decode()
+    assert line.error_category is None and line.capture_cut is UNSET
+    detail = "written again, its parsed form would pass capture_max_bytes (numbers spelled longer than sent), so it is kept as text"
+    assert line.gaps == [
+        ObservationGap(code="payload_as_text", detail=f"request: {detail}"),
+        ObservationGap(code="payload_as_text", detail=f"response: {detail}"),
+    ]
+    small = b'{"x":[9e15]}'
+    assert build_line(facts(request_body=small, max_bytes=cap)).request == {"x": [9e15]}

@@ -14,6 +14,7 @@ from __future__ import annotations
 import codecs
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 from .. import _codec
 from ..contracts import (
@@ -34,6 +35,8 @@ _SLICE = 1 << 20
 """Bytes of a big body turned into text and measured at a time."""
 _WIDE_ESCAPES = re.compile(rb"[\x00-\x07\x0b\x0e-\x1f]")
 """Bytes JSON writes as a six-byte `\\u00XX` escape."""
+_MAX_NUMBER_GROWTH = 5
+"""How many times its size a JSON body can take once written again (`9e15`, 4.5x)."""
 _TWO_BYTE_ESCAPES = '"\\\n\r\t\b\f'
 
 
@@ -104,7 +107,7 @@ def build_line(facts: CallFacts) -> CaptureLine:
     )
     gaps = list(facts.gaps)
     if facts.request_body:
-        line.request = _codec.decode_object(facts.request_body)
+        line.request = _parsed("request", facts.request_body, facts, gaps)
         if line.request is None:
             line.request_raw = _text("request_raw", facts.request_body, facts, gaps)
     implied, stream_went_wrong = _response(line, facts, gaps)
@@ -134,6 +137,30 @@ def _text(name: str, data: bytes | bytearray, facts: CallFacts, gaps: list[Obser
             )
         )
     return text
+
+
+def _parsed(
+    name: str, data: bytes | bytearray, facts: CallFacts, gaps: list[ObservationGap]
+) -> dict[str, Any] | None:
+    """The body as a JSON object, None when it is not one or would be written too big.
+
+    Written again, a number can take more room than it was sent in (`1e15` becomes
+    `1000000000000000.0`): a body that could pass the cap that way is measured, and kept as
+    text (with a `payload_as_text` gap) when its parsed form would.
+    """
+    value = _codec.decode_object(data)
+    if value is None or len(data) * _MAX_NUMBER_GROWTH <= facts.max_bytes:
+        return value
+    if len(_codec.encode(value)) <= facts.max_bytes:
+        return value
+    gaps.append(
+        ObservationGap(
+            code="payload_as_text",
+            detail=f"{name}: written again, its parsed form would pass capture_max_bytes "
+            "(numbers spelled longer than sent), so it is kept as text",
+        )
+    )
+    return None
 
 
 def text_within(data: bytes | bytearray, limit: int) -> tuple[str, bool]:
@@ -198,10 +225,12 @@ def _response(
     if facts.capture_failed:
         return "capture_parse_error", False
     if facts.body:
-        line.response = _codec.decode_object(facts.body)
+        known = len(gaps)
+        line.response = _parsed("response", facts.body, facts, gaps)
+        too_big = len(gaps) > known  # valid JSON, kept as text only for its size
         if line.response is None:
             line.response_raw = _text("response_raw", facts.body, facts, gaps)
-            if not facts.response_cut:
+            if not facts.response_cut and not too_big:
                 return "capture_parse_error", False
     return None, False
 
