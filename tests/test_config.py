@@ -87,6 +87,14 @@ def test_a_relative_dir_is_ignored_while_capture_is_off() -> None:
         ({"model_call_capture_dir": 5}, "must be a path string, got 5"),
         ({"capture_stream_raw": "sometimes"}, "capture_stream_raw must be one of"),
         ({"capture_max_bytes": -1}, "capture_max_bytes must be a non-negative integer"),
+        (
+            {"capture_memory_budget_bytes": "1 GiB"},
+            "capture_memory_budget_bytes must be a non-negative integer, got '1 GiB'",
+        ),
+        (
+            {"capture_memory_budget_bytes": True},
+            "capture_memory_budget_bytes must be a non-negative",
+        ),
     ],
 )
 def test_unusable_settings_are_clear_errors(settings: dict[str, object], message: str) -> None:
@@ -101,12 +109,14 @@ def test_all_capture_settings_are_read() -> None:
             "model_call_capture_dir": Path("/data/calls"),
             "capture_max_bytes": 1024,
             "capture_stream_raw": "never",
+            "capture_memory_budget_bytes": 1 << 20,
         }
     ) == CaptureConfig(
         observability_enabled=True,
         model_call_capture_dir="/data/calls",
         capture_max_bytes=1024,
         capture_stream_raw="never",
+        capture_memory_budget_bytes=1 << 20,
     )
 
 

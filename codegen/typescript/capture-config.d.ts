@@ -21,5 +21,9 @@ export interface CaptureConfig {
    * When to keep a stream's raw SSE body in `response_raw`.
    */
   capture_stream_raw?: "always" | "on_failure" | "never";
+  /**
+   * Per-process bound on the bytes captures in flight hold; past it capture degrades.
+   */
+  capture_memory_budget_bytes?: number;
   [k: string]: unknown;
 }

@@ -83,6 +83,10 @@ export interface CaptureLine {
    * True when the response was a Server-Sent Events stream.
    */
   stream?: boolean;
+  /**
+   * What the capture left out of this line or replaced, and why; absent when nothing.
+   */
+  gaps?: ObservationGap[];
   [k: string]: unknown;
 }
 /**
@@ -100,5 +104,22 @@ export interface ModelRef {
    * The configured name of the server instance.
    */
   name: string;
+  [k: string]: unknown;
+}
+/**
+ * Why a capture may be incomplete: the capture attached to a rollout, or one call's line.
+ *
+ * This interface was referenced by `CaptureLine`'s JSON-Schema
+ * via the `definition` "ObservationGap".
+ */
+export interface ObservationGap {
+  /**
+   * A rollout's: `model_call_capture_no_records`, `model_call_capture_records_unreadable`, `model_call_capture_incomplete` or `model_call_capture_unreadable`; a line's: `request_undecodable`, `response_undecodable`, `memory_budget`, `raw_text_cut`, `payload_as_text` or `redacted_raw`.
+   */
+  code: string;
+  /**
+   * More about the gap, e.g. `count=3` unreadable lines.
+   */
+  detail?: string;
   [k: string]: unknown;
 }

@@ -240,14 +240,14 @@ export interface ToolCall {
   [k: string]: unknown;
 }
 /**
- * Why the capture attached to a rollout may be incomplete.
+ * Why a capture may be incomplete: the capture attached to a rollout, or one call's line.
  *
  * This interface was referenced by `ModelCallCapture`'s JSON-Schema
  * via the `definition` "ObservationGap".
  */
 export interface ObservationGap {
   /**
-   * `model_call_capture_no_records`, `model_call_capture_records_unreadable`, `model_call_capture_incomplete` or `model_call_capture_unreadable`.
+   * A rollout's: `model_call_capture_no_records`, `model_call_capture_records_unreadable`, `model_call_capture_incomplete` or `model_call_capture_unreadable`; a line's: `request_undecodable`, `response_undecodable`, `memory_budget`, `raw_text_cut`, `payload_as_text` or `redacted_raw`.
    */
   code: string;
   /**

@@ -103,8 +103,10 @@ def load_capture_config(source: ConfigSource) -> CaptureConfig:
 
     Capture is off unless `observability_enabled` is true; then `model_call_capture_dir`
     must be an absolute path (every producer and the collector must resolve it to the
-    same volume, which a relative path cannot promise). Other top-level keys (server
-    instances, other settings) are ignored. Raises `CaptureConfigError` with the reason.
+    same volume, which a relative path cannot promise). The byte bounds
+    (`capture_max_bytes` per call, `capture_memory_budget_bytes` for all calls in flight)
+    are non-negative integers. Other top-level keys (server instances, other settings)
+    are ignored. Raises `CaptureConfigError` with the reason.
     """
     data = load_global_config(source)
     settings = {key: data[key] for key in CAPTURE_KEYS if key in data}
@@ -116,11 +118,10 @@ def load_capture_config(source: ConfigSource) -> CaptureConfig:
         raise CaptureConfigError(
             f"capture_stream_raw must be one of {list(get_args(StreamRawPolicy))}, got {policy!r}"
         )
-    max_bytes = settings.get("capture_max_bytes", 64 * 1024 * 1024)
-    if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes < 0:
-        raise CaptureConfigError(
-            f"capture_max_bytes must be a non-negative integer, got {max_bytes!r}"
-        )
+    for key in ("capture_max_bytes", "capture_memory_budget_bytes"):
+        value = settings.get(key, 0)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise CaptureConfigError(f"{key} must be a non-negative integer, got {value!r}")
     directory = settings.get("model_call_capture_dir")
     if directory is not None and not isinstance(directory, (str, os.PathLike)):
         raise CaptureConfigError(f"model_call_capture_dir must be a path string, got {directory!r}")

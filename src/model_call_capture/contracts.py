@@ -52,7 +52,7 @@ ErrorCategory = str
 """Why a call failed (`timeout`, `rate_limit`, `auth`, ...); an open set, see docs/formats.md."""
 
 GapCode = str
-"""Why an attachment is incomplete (`model_call_capture_no_records`, ...)."""
+"""Why an attachment or a line is incomplete (`model_call_capture_no_records`, `memory_budget`, ...)."""
 
 StreamRawPolicy = Literal["always", "on_failure", "never"]
 """When the raw SSE body of a stream is kept in `response_raw`."""
@@ -124,6 +124,8 @@ class CaptureLine(msgspec.Struct, kw_only=True):
     """True when the per-call byte cap cut the captured payload (the client got it all)."""
     stream: bool | UnsetType = UNSET
     """True when the response was a Server-Sent Events stream."""
+    gaps: list[ObservationGap] | UnsetType = UNSET
+    """What the capture left out of this line or replaced, and why; absent when nothing."""
 
 
 # gc=False (also on ModelRef and ToolCall): records are read by the hundred thousand and
@@ -276,10 +278,10 @@ class ModelCallMetrics(msgspec.Struct, kw_only=True, omit_defaults=True):
 
 
 class ObservationGap(msgspec.Struct, kw_only=True, omit_defaults=True):
-    """Why the capture attached to a rollout may be incomplete."""
+    """Why a capture may be incomplete: the capture attached to a rollout, or one call's line."""
 
     code: GapCode
-    """`model_call_capture_no_records`, `model_call_capture_records_unreadable`, `model_call_capture_incomplete` or `model_call_capture_unreadable`."""
+    """A rollout's: `model_call_capture_no_records`, `model_call_capture_records_unreadable`, `model_call_capture_incomplete` or `model_call_capture_unreadable`; a line's: `request_undecodable`, `response_undecodable`, `memory_budget`, `raw_text_cut`, `payload_as_text` or `redacted_raw`."""
     detail: str | UnsetType = UNSET
     """More about the gap, e.g. `count=3` unreadable lines."""
 
@@ -311,6 +313,8 @@ class CaptureConfig(msgspec.Struct, kw_only=True, omit_defaults=True):
     """Per-call cap on captured request and response bytes; past it the payload is cut."""
     capture_stream_raw: StreamRawPolicy = "on_failure"
     """When to keep a stream's raw SSE body in `response_raw`."""
+    capture_memory_budget_bytes: _Count = 1024 * 1024 * 1024
+    """Per-process bound on the bytes captures in flight hold; past it capture degrades."""
 
     def __post_init__(self) -> None:
         # The schema says the same with if/then; msgspec turns this ValueError into a

@@ -11,12 +11,27 @@ redaction that failed must never let the unredacted payload reach the disk.
   `request.messages[*].content`, `request.**.password` (`*` is any one key or index,
   `**` any number of levels, including none); a path starts at `request` or `response`;
 - every match of a regular expression in every string of the payloads (values, not keys),
-  and in the raw texts `request_raw` / `response_raw`, which JSON paths cannot address
-  (a malformed request body, a stream's raw SSE text).
+  and in the raw texts `request_raw` / `response_raw` (a body that was not a JSON object,
+  a stream's raw SSE text). `SECRET_KEY_PATTERNS` lists the shapes of common API keys and
+  bearer tokens.
 
-The raw texts are why patterns matter: a secret in a request that was not valid JSON, or
-in a stream's raw body, is reachable only by a pattern. `SECRET_KEY_PATTERNS` lists the
-shapes of common API keys and bearer tokens.
+It fails closed. A raw text is replaced whole by the replacement, with a `redacted_raw`
+gap on the line naming the field and the reason, when
+
+- a path is rooted at its payload: a body kept as text (not a JSON object: `NaN`, a lone
+  surrogate, invalid UTF-8; or cut at `capture_max_bytes`) has no structure a path can
+  address, so the value the path names would otherwise be written as it came;
+- it is a stream's raw SSE text (or a response body with a line starting `data:`, as a
+  stream sent without its content-type is kept) and patterns are set: a secret that a
+  stream splits across delta events is never whole in the text (the reassembled `response` joins the
+  deltas, so patterns do find it there). Redacting the events instead would need to know,
+  for every dialect, which fields are pieces of one string and in which order they join,
+  and the raw text is only kept for debugging; the reassembled response stays;
+- a pattern still matches the text once its JSON string escapes are decoded
+  (`"sk-\\u0070roj-..."` is the key to every JSON reader, and no match in the text).
+
+The payloads are copied and walked iteratively: a body nested as deep as the decoder
+accepts is redacted, never dropped for a `RecursionError`.
 """
 
 from __future__ import annotations
@@ -27,7 +42,7 @@ from typing import Any
 
 import msgspec
 
-from .contracts import CaptureLine
+from .contracts import CaptureLine, ObservationGap
 
 __all__ = ["REDACTED", "SECRET_KEY_PATTERNS", "Redaction", "Redactor"]
 
@@ -68,33 +83,96 @@ def _parse_path(path: str) -> tuple[str, tuple[str | int, ...]]:
     return str(segments[0]), tuple(segments[1:])
 
 
-def _redact_path(value: Any, segments: tuple[str | int, ...], replacement: str) -> Any:
-    """`value` with everything at `segments` replaced; containers are copied, never mutated."""
-    if not segments:
-        return replacement
-    head, rest = segments[0], segments[1:]
-    if head == "**":
-        # Zero levels (apply the rest here), then one more level keeping the `**`.
-        value = _redact_path(value, rest, replacement) if rest else replacement
-        if isinstance(value, dict):
-            return {k: _redact_path(v, segments, replacement) for k, v in value.items()}
-        if isinstance(value, list):
-            return [_redact_path(v, segments, replacement) for v in value]
+def _copy(value: Any, text: Callable[[str], str] | None) -> Any:
+    """A copy of a JSON value whose strings went through `text` (keys are kept as they are).
+
+    Iterative, so a body nested as deep as the JSON decoder allows never overflows the
+    stack: each new container is put in place at once and filled when its turn comes.
+    """
+    if isinstance(value, str):
+        return value if text is None else text(value)
+    if not isinstance(value, dict | list):
         return value
-    if isinstance(value, dict):
-        if head == "*":
-            return {k: _redact_path(v, rest, replacement) for k, v in value.items()}
-        if isinstance(head, str) and head in value:
-            return {**value, head: _redact_path(value[head], rest, replacement)}
-        return value
-    if isinstance(value, list):
-        if head == "*":
-            return [_redact_path(v, rest, replacement) for v in value]
-        if isinstance(head, int) and head < len(value):
-            copy = list(value)
-            copy[head] = _redact_path(value[head], rest, replacement)
-            return copy
-    return value
+    top: Any = {} if isinstance(value, dict) else []
+    work: list[tuple[Any, Any]] = [(value, top)]
+    while work:
+        source, target = work.pop()
+        for key, item in source.items() if isinstance(source, dict) else enumerate(source):
+            if isinstance(item, dict | list):
+                new: Any = {} if isinstance(item, dict) else []
+                work.append((item, new))
+            elif text is not None and isinstance(item, str):
+                new = text(item)
+            else:
+                new = item
+            if isinstance(target, dict):
+                target[key] = new
+            else:
+                target.append(new)
+    return top
+
+
+def _replace_at(box: list[Any], segments: tuple[str | int, ...], replacement: str) -> None:
+    """Replace, in place, everything at `segments` under `box[0]` (a copy the caller owns).
+
+    Iterative like `_copy`. `**` is applied as zero levels (the rest of the path, here)
+    and then one level down keeping the `**`; the step down is queued before the rest, so
+    it runs after everything the rest replaced, on what is left.
+    """
+    # (step down for `**`, container, key in it, segments still to apply)
+    work: list[tuple[bool, Any, Any, tuple[str | int, ...]]] = [(False, box, 0, segments)]
+    while work:
+        down, parent, key, segs = work.pop()
+        value = parent[key]
+        if down:
+            if isinstance(value, dict | list):
+                keys = list(value) if isinstance(value, dict) else range(len(value))
+                work.extend((False, value, k, segs) for k in keys)
+            continue
+        if not segs:
+            parent[key] = replacement
+            continue
+        head, rest = segs[0], segs[1:]
+        if head == "**":
+            if not rest:
+                parent[key] = replacement
+                continue
+            work.append((True, parent, key, segs))
+            work.append((False, parent, key, rest))
+        elif isinstance(value, dict):
+            if head == "*":
+                work.extend((False, value, k, rest) for k in value)
+            elif isinstance(head, str) and head in value:
+                work.append((False, value, head, rest))
+        elif isinstance(value, list):
+            if head == "*":
+                work.extend((False, value, i, rest) for i in range(len(value)))
+            elif isinstance(head, int) and head < len(value):
+                work.append((False, value, head, rest))
+
+
+_SSE_DATA = re.compile(r"^data:", re.MULTILINE)
+"""A `data:` field at the start of a line: the text is (or holds) an event stream."""
+_JSON_ESCAPE = re.compile(r'\\(?:u([0-9a-fA-F]{4})|(["\\/bfnrt]))')
+_SIMPLE_ESCAPES = {
+    '"': '"',
+    "\\": "\\",
+    "/": "/",
+    "b": "\b",
+    "f": "\f",
+    "n": "\n",
+    "r": "\r",
+    "t": "\t",
+}
+
+
+def _unescaped(text: str) -> str:
+    """`text` with JSON string escapes decoded: how a JSON reader would see the strings in it."""
+    if "\\" not in text:
+        return text
+    return _JSON_ESCAPE.sub(
+        lambda m: chr(int(m.group(1), 16)) if m.group(1) else _SIMPLE_ESCAPES[m.group(2)], text
+    )
 
 
 class Redactor:
@@ -103,7 +181,9 @@ class Redactor:
     `paths` are JSON paths rooted at `request` or `response` (see the module docstring);
     `patterns` are regular expressions (strings or compiled) searched in every string
     value of the payloads and in `request_raw` / `response_raw`. Matches and values are
-    replaced with `replacement`. The line passed in is never modified.
+    replaced with `replacement`. A raw text these cannot be trusted on is replaced whole
+    (see the module docstring), with a `redacted_raw` gap saying why. The line passed in
+    is never modified.
     """
 
     def __init__(
@@ -126,24 +206,40 @@ class Redactor:
     def __call__(self, line: CaptureLine) -> CaptureLine:
         """The line with its secrets replaced (a copy when anything changed)."""
         changes: dict[str, Any] = {}
-        for root, segments in self.paths:
-            value = changes.get(root, getattr(line, root))
-            if value is not None:
-                changes[root] = _redact_path(value, segments, self.replacement)
-        if self.patterns:
-            for name in ("request", "response", "request_raw", "response_raw"):
-                value = changes.get(name, getattr(line, name))
-                if value is not None and value is not msgspec.UNSET:
-                    changes[name] = self._scrub(value)
+        gaps: list[ObservationGap] = []
+        text = self._scrub if self.patterns else None
+        for root in _ROOTS:
+            segments = [s for r, s in self.paths if r == root]
+            value = getattr(line, root)
+            if value is not None and (segments or text is not None):
+                box = [_copy(value, text)]
+                for path in segments:
+                    _replace_at(box, path, self.replacement)
+                changes[root] = box[0]
+            raw = getattr(line, f"{root}_raw")
+            if isinstance(raw, str) and (segments or text is not None):
+                reason = self._distrust(line, root, raw, bool(segments))
+                scrubbed = raw if text is None or reason else text(raw)
+                if reason is None and any(p.search(_unescaped(scrubbed)) for p in self.patterns):
+                    reason = "a pattern matches it once its JSON escapes are decoded"
+                if reason is not None:
+                    scrubbed = self.replacement
+                    gaps.append(ObservationGap(code="redacted_raw", detail=f"{root}_raw: {reason}"))
+                changes[f"{root}_raw"] = scrubbed
+        if gaps:
+            changes["gaps"] = [*(line.gaps or ()), *gaps]
         return msgspec.structs.replace(line, **changes) if changes else line
 
-    def _scrub(self, value: Any) -> Any:
-        if isinstance(value, str):
-            for pattern in self.patterns:
-                value = pattern.sub(self.replacement, value)
-            return value
-        if isinstance(value, dict):
-            return {k: self._scrub(v) for k, v in value.items()}
-        if isinstance(value, list):
-            return [self._scrub(v) for v in value]
+    def _distrust(self, line: CaptureLine, root: str, raw: str, has_paths: bool) -> str | None:
+        """Why the raw text of `root` cannot be redacted in place, None when it can."""
+        if has_paths:
+            return f"redaction paths on `{root}` cannot reach a body kept as text"
+        # An event stream sent without its content-type is kept as a plain body.
+        if root == "response" and (line.stream is True or _SSE_DATA.search(raw)):
+            return "patterns cannot be trusted on a stream's raw text: a secret may be split across events"
+        return None
+
+    def _scrub(self, value: str) -> str:
+        for pattern in self.patterns:
+            value = pattern.sub(self.replacement, value)
         return value

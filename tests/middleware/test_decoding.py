@@ -17,6 +17,7 @@ from model_call_capture.middleware._decoding import (
     DecodeError,
     DeflateDecoder,
     GzipDecoder,
+    content_encodings,
     decoders_for,
 )
 
@@ -171,3 +172,109 @@ def test_an_unknown_content_encoding_is_forwarded_and_recorded_without_a_body(
     )
     assert "response_raw" not in line
     assert line["latency_ttft_ms"] is not None
+    assert line["gaps"] == [
+        {"code": "response_undecodable", "detail": "content-encoding zstd is not supported"}
+    ]
+
+
+def test_content_encodings_are_read_from_every_header_in_order() -> None:
+    headers = [
+        (b"Content-Encoding", b"gzip, BR"),
+        (b"content-type", b"application/json"),
+        (b"content-encoding", b" identity ,"),
+    ]
+    assert content_encodings(headers) == [b"gzip", b"br", b"identity"]
+    assert content_encodings(None) == []
+
+
+# -- encoded requests ------------------------------------------------------------------------
+
+
+class EchoApp:
+    """Reads the whole request (recording its bytes as received), then replies with JSON."""
+
+    def __init__(self) -> None:
+        self.received = bytearray()
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        while True:
+            message = await receive()
+            self.received += message.get("body", b"")
+            if not message.get("more_body", False):
+                break
+        headers = [(b"content-type", b"application/json")]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        await send({"type": "http.response.body", "body": b'{"id":"c1"}'})
+
+
+def _pieces(data: bytes, size: int) -> list[bytes]:
+    return [data[i : i + size] for i in range(0, len(data), size)]
+
+
+@pytest.mark.parametrize(("coding", "piece"), [(c, p) for c in ENCODE for p in (3, 1 << 20)])
+def test_encoded_requests_are_decoded_for_capture_and_reach_the_app_encoded(
+    coding: str, piece: int, tmp_path: Path
+) -> None:
+    request = chat_body(metadata={"note": "All work and no play. " * 50})
+    encoded = ENCODE[coding](json.dumps(request).encode())
+    app = EchoApp()
+    rollout = new_rollout()
+    header = b"deflate" if "deflate" in coding else coding.encode()
+    reply = post(
+        capturing(tmp_path, app=app),
+        rollout,
+        _pieces(encoded, piece),
+        headers=[(b"content-encoding", header)],
+    )
+    assert reply.status == 200 and bytes(app.received) == encoded
+    line = only_line(tmp_path, rollout)
+    assert line["request"] == request
+    assert "request_raw" not in line and "gaps" not in line
+
+
+@pytest.mark.parametrize(
+    ("body", "header", "detail"),
+    [
+        (b"\x28\xb5\x2f\xfd\x00 zstd frame", b"zstd", "content-encoding zstd is not supported"),
+        (b"\x28\xb5\x2f\xfd", b"gzip, zstd", "content-encoding gzip, zstd is not supported"),
+        (
+            b"\x1f\x8b\x08\x00 not deflate data",
+            b"gzip",
+            "content-encoding gzip does not decode: Error -3 while decompressing data: "
+            "invalid code lengths set",
+        ),
+    ],
+    ids=["zstd", "gzip then zstd", "corrupt gzip"],
+)
+def test_an_undecodable_request_is_recorded_as_such_without_its_bytes(
+    body: bytes, header: bytes, detail: str, tmp_path: Path
+) -> None:
+    app = EchoApp()
+    rollout = new_rollout()
+    reply = post(
+        capturing(tmp_path, app=app), rollout, body, headers=[(b"content-encoding", header)]
+    )
+    assert reply.status == 200 and bytes(app.received) == body
+    line = only_line(tmp_path, rollout)
+    assert (line["request"], line["response"], line["error_category"]) == (None, {"id": "c1"}, None)
+    assert "request_raw" not in line
+    assert line["gaps"] == [{"code": "request_undecodable", "detail": detail}]
+
+
+@pytest.mark.parametrize("coding", list(ENCODE))
+def test_an_encoded_request_bomb_is_cut_at_the_cap(coding: str, tmp_path: Path) -> None:
+    bomb = ENCODE[coding](b'{"pad":"' + b"a" * (8 << 20) + b'"}')
+    app = EchoApp()
+    rollout = new_rollout()
+    header = b"deflate" if "deflate" in coding else coding.encode()
+    cap = 64 * 1024
+    post(
+        capturing(tmp_path, app=app, capture_max_bytes=cap),
+        rollout,
+        bomb,
+        headers=[(b"content-encoding", header)],
+    )
+    assert bytes(app.received) == bomb
+    line = only_line(tmp_path, rollout)
+    assert line["capture_cut"] is True and line["request"] is None
+    assert line["request_raw"] == '{"pad":"' + "a" * (cap - 8)

@@ -17,11 +17,13 @@ import httpx2
 import msgspec
 import openai
 import pytest
+from msgspec import UNSET
 
-from model_call_capture.contracts import CaptureLine, ModelRef
+from model_call_capture import _codec
+from model_call_capture.contracts import CaptureLine, ModelRef, ObservationGap
 from model_call_capture.demo.model_server import ScriptedFailure
 from model_call_capture.dialects import StreamResult
-from model_call_capture.middleware._line import CallFacts, build_line
+from model_call_capture.middleware._line import CallFacts, build_line, text_within
 
 from .conftest import (
     ANSWER,
@@ -252,6 +254,72 @@ def test_build_line_carries_the_call_identity_and_timing() -> None:
         "request": {"model": "demo-gpt", "messages": []},
         "response": {"id": "c1"},
     }
+
+
+# -- raw text bounded by its written size ----------------------------------------------------
+
+CUT_GAP = "the text of the {n}-byte body was cut where it reached capture_max_bytes as written"
+
+
+def written(text: str) -> int:
+    """Bytes of `text` as a JSON string in a line, quotes excluded."""
+    return len(msgspec.json.encode(text)) - 2
+
+
+@pytest.mark.parametrize(
+    ("data", "limit", "expected"),
+    [
+        (b"plain text", 10, ("plain text", False)),
+        (b"plain text!", 10, ("plain text", True)),
+        # A two-byte escape counts as one byte: ordinary text under the cap is never cut.
+        (b'{"a":"b\\n"}\n\t', 13, ('{"a":"b\\n"}\n\t', False)),
+        (b"\x00" * 3, 18, ("\x00" * 3, False)),
+        (b"\x00" * 4, 18, ("\x00" * 3, True)),  # six bytes each: \u0000
+        (b"\xff\xfe", 8, ("\\xff\\xfe", False)),  # \\xNN, the backslash counted once
+        (b"\xff\xfe", 6, ("\\xff\\x", True)),  # a cut may end inside an escape
+        ("d\u00e9j\u00e0".encode(), 6, ("d\u00e9j\u00e0", False)),
+    ],
+)
+def test_text_within_bounds_the_written_size(
+    data: bytes, limit: int, expected: tuple[str, bool]
+) -> None:
+    assert text_within(data, limit) == expected
+
+
+@pytest.mark.parametrize("byte", [b"\x00", b"\x1f", b"\xff"])
+def test_a_body_of_control_or_invalid_bytes_is_cut_to_about_the_cap(byte: bytes) -> None:
+    cap = 3 << 20  # several slices of the measuring loop
+    data = byte * cap
+    line = build_line(facts(started=True, status=200, body=data, max_bytes=cap))
+    assert isinstance(line.response_raw, str) and line.capture_cut is True
+    assert cap - 8 <= written(line.response_raw) - line.response_raw.count("\\") <= cap
+    assert line.gaps == [
+        ObservationGap(
+            code="raw_text_cut", detail="response_raw: " + CUT_GAP.format(n=cap) + CUT_WHY
+        )
+    ]
+    assert line.response_raw == _codec.raw_text(data)[: len(line.response_raw)]
+
+
+CUT_WHY = " (a control or invalid byte takes up to 6 bytes)"
+
+
+def test_every_raw_text_of_a_line_is_bounded() -> None:
+    cap = 600
+    line = build_line(
+        facts(
+            request_body=b"\x01" * cap,
+            request_cut=False,
+            exception=_status_error(500, b"\x02" * 5000),
+            max_bytes=cap,
+        )
+    )
+    assert line.request_raw == "\x01" * 100 and line.response_raw == "\x02" * 100
+    assert line.capture_cut is True
+    assert [g.detail for g in line.gaps or ()] == [
+        f"request_raw: {CUT_GAP.format(n=cap)}{CUT_WHY}",
+        f"response_raw: {CUT_GAP.format(n=5000)}{CUT_WHY}",
+    ]
 
 
 # -- through the middleware ------------------------------------------------------------------
@@ -523,3 +591,21 @@ def test_outcome_matches_the_line_gym_wrote(
     if gym_file.startswith("requests/"):
         expected["status_code"] = 400  # Gym's FastAPI app said 422; the scripted app says 400
     assert shape(ours) == expected
+
+
+def test_a_body_whose_numbers_grow_when_written_again_is_kept_as_text() -> None:
+    cap = 4000
+    numbers = b'{"x":[' + b",".join([b"9e15"] * 700) + b"]}"  # 3.5 KB, 13 KB written again
+    line = build_line(
+        facts(request_body=numbers, started=True, status=200, body=numbers, max_bytes=cap)
+    )
+    assert (line.request, line.response) == (None, None)
+    assert line.request_raw == line.response_raw == numbers.decode()
+    assert line.error_category is None and line.capture_cut is UNSET
+    detail = "written again, its parsed form would pass capture_max_bytes (numbers spelled longer than sent), so it is kept as text"
+    assert line.gaps == [
+        ObservationGap(code="payload_as_text", detail=f"request: {detail}"),
+        ObservationGap(code="payload_as_text", detail=f"response: {detail}"),
+    ]
+    small = b'{"x":[9e15]}'
+    assert build_line(facts(request_body=small, max_bytes=cap)).request == {"x": [9e15]}

@@ -7,17 +7,23 @@ what it can with the right category. Lines are read with the stdlib `json` modul
 
 from __future__ import annotations
 
+import asyncio
+import gc
 import gzip
 import hashlib
 import json
 import socket
 import time
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import brotli
 import httpx
 import pytest
+
+from model_call_capture import _codec
 
 from .apps import CHAT_REPLY, capturing, endless_sse_app, read_json_lines, reply_app, wait_for
 from .conftest import NIGHTLY, Figure, sized
@@ -420,3 +426,201 @@ def test_huge_indexes_in_stream_events_cost_no_memory(dialect: str, body: bytes)
         tracemalloc.stop()
     assert len(encoded) < 2_000
     assert peak < 5_000_000
+
+
+BOMBS = [
+    pytest.param(b"\x00", b"br", id="brotli of NUL bytes"),
+    pytest.param(b"\xff", b"br", id="brotli of invalid UTF-8"),
+    pytest.param(b"\x01\xfe", b"gzip", id="gzip of control and invalid bytes"),
+]
+
+
+@pytest.mark.parametrize(("unit", "encoding"), BOMBS)
+def test_a_small_bomb_of_escaped_bytes_makes_a_line_of_about_the_cap(
+    unit: bytes, encoding: bytes, tmp_path: Path, figures: list[Figure]
+) -> None:
+    """Each decoded byte is written as a 4-6 byte escape: the line once reached 6x the cap."""
+    cap = 4 << 20
+    payload = unit * (cap // len(unit) + 1000)
+    body = brotli.compress(payload) if encoding == b"br" else gzip.compress(payload, mtime=0)
+    headers = [(b"content-type", b"application/json"), (b"content-encoding", encoding)]
+    with capturing(reply_app(body, headers=headers), tmp_path, capture_max_bytes=cap) as server:
+        status, received = _post_raw(f"{server.url}/ng-rollout/r{CHAT}", b'{"model":"m"}')
+    assert (status, received) == (200, body)
+    size = (tmp_path / "r.capture.jsonl").stat().st_size
+    assert size <= cap * 1.25 + 4096  # was 6x (NUL) and 5x (invalid bytes)
+    (line,) = read_json_lines(tmp_path / "r.capture.jsonl")
+    assert (line["capture_cut"], line["error_category"]) == (True, None)
+    assert [gap["code"] for gap in line["gaps"]] == ["raw_text_cut"]
+    kept = line["response_raw"]
+    assert kept == _codec.raw_text(payload[: len(kept)])[: len(kept)]
+    if unit == b"\x00":
+        figures.append(
+            Figure(
+                f"response: {len(body)} B brotli body decoding to NUL bytes, capture_max_bytes "
+                f"{cap >> 20} MB",
+                "real HTTP response",
+                1,
+                1,
+                0,
+                f"client got the exact bytes; line of {size / cap:.2f}x capture_max_bytes "
+                "(was 6x), `capture_cut` with a `raw_text_cut` gap",
+            )
+        )
+
+
+def test_a_request_of_control_bytes_makes_a_line_of_about_the_cap(tmp_path: Path) -> None:
+    cap = 1 << 20
+    body = b"\x00" * cap
+    app = RecordingApp()
+    with capturing(app, tmp_path, capture_max_bytes=cap) as server:
+        assert _post_raw(f"{server.url}/ng-rollout/r{CHAT}", body) == (200, CHAT_REPLY)
+    assert app.received[0][0] == cap
+    assert (tmp_path / "r.capture.jsonl").stat().st_size <= cap + 4096  # was 6x
+    (line,) = read_json_lines(tmp_path / "r.capture.jsonl")
+    assert line["request_raw"] == "\x00" * (cap // 6) and line["capture_cut"] is True
+
+
+ENCODED_REQUESTS = [
+    pytest.param(b"gzip", lambda data: gzip.compress(data, mtime=0), True, id="gzip"),
+    pytest.param(b"deflate", zlib.compress, True, id="deflate"),
+    pytest.param(b"br", brotli.compress, True, id="br"),
+    # The `zstandard` package is not installed here (nor a dependency): recorded undecodable.
+    pytest.param(b"zstd", lambda data: b"\x28\xb5\x2f\xfd" + data, False, id="zstd"),
+]
+
+
+@pytest.mark.parametrize(("encoding", "encode", "decodable"), ENCODED_REQUESTS)
+def test_compressed_requests_are_decoded_for_capture(
+    encoding: bytes,
+    encode: Any,
+    decodable: bool,
+    tmp_path: Path,
+    figures: list[Figure],
+) -> None:
+    request = {"model": "m", "messages": [{"role": "user", "content": "hi " * 500}]}
+    body = encode(json.dumps(request).encode())
+    app = RecordingApp()
+    with capturing(app, tmp_path) as server:
+        status, received = _post_raw(
+            f"{server.url}/ng-rollout/r{CHAT}", body, {"content-encoding": encoding.decode()}
+        )
+    assert (status, received) == (200, CHAT_REPLY)
+    assert app.received == [(len(body), hashlib.sha256(body).hexdigest(), body)]  # still encoded
+    (line,) = read_json_lines(tmp_path / "r.capture.jsonl")
+    assert "request_raw" not in line and line["response"] == json.loads(CHAT_REPLY)
+    if decodable:
+        assert line["request"] == request and "gaps" not in line
+    else:
+        assert line["request"] is None
+        assert line["gaps"] == [
+            {"code": "request_undecodable", "detail": "content-encoding zstd is not supported"}
+        ]
+    figures.append(
+        Figure(
+            f"request: `Content-Encoding: {encoding.decode()}`",
+            "real HTTP request",
+            1,
+            1,
+            0,
+            "app got the encoded bytes; "
+            + (
+                "request decoded for the line"
+                if decodable
+                else "`request: null`, no raw bytes, a `request_undecodable` gap"
+            ),
+        )
+    )
+
+
+def _status_kib(field: str) -> int:
+    for row in Path("/proc/self/status").read_text().splitlines():
+        if row.startswith(field + ":"):
+            return int(row.split()[1])
+    raise LookupError(field)
+
+
+def _stream_app(chunks: list[bytes]) -> Any:
+    async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        while (await receive()).get("more_body", False):
+            pass
+        headers = [(b"content-type", b"text/event-stream")]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        for chunk in chunks:
+            await send({"type": "http.response.body", "body": chunk, "more_body": True})
+            await asyncio.sleep(0)  # a model server waits for its next tokens
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+    return app
+
+
+def _peak_growth_mb(
+    chunks: list[bytes], streams: int, directory: Path, **overrides: Any
+) -> tuple[float, list[dict[str, Any]]]:
+    """Serve `streams` concurrent copies of the stream; peak RSS growth (MB) and the lines."""
+    expected = hashlib.sha256(b"".join(chunks)).hexdigest()
+
+    async def read(client: httpx.AsyncClient, url: str) -> str:
+        digest = hashlib.sha256()
+        async with client.stream("POST", url, content=b'{"stream":true}') as reply:
+            async for piece in reply.aiter_raw():
+                digest.update(piece)
+        return digest.hexdigest()
+
+    async def run(url: str) -> list[str]:
+        async with httpx.AsyncClient(timeout=300) as client:
+            return await asyncio.gather(
+                *(read(client, f"{url}/ng-rollout/s{i}{CHAT}") for i in range(streams))
+            )
+
+    directory.mkdir()
+    with capturing(_stream_app(chunks), directory, **overrides) as server:
+        gc.collect()
+        Path("/proc/self/clear_refs").write_text("5")  # reset the peak-RSS mark (VmHWM)
+        base = _status_kib("VmRSS")
+        digests = asyncio.run(run(server.url))
+        peak = _status_kib("VmHWM")
+    assert digests == [expected] * streams  # every client got every byte, unchanged
+    lines = [
+        only for i in range(streams) for only in read_json_lines(directory / f"s{i}.capture.jsonl")
+    ]
+    assert len(lines) == streams
+    return (peak - base) / 1024, lines
+
+
+@pytest.mark.skipif(not Path("/proc/self/clear_refs").exists(), reason="needs Linux /proc")
+def test_many_large_streams_at_once_stay_within_the_memory_budget(
+    tmp_path: Path, figures: list[Figure]
+) -> None:
+    event = (
+        b'data: {"id":"c","object":"chat.completion.chunk","choices":[{"index":0,'
+        b'"delta":{"content":"word "}}]}\n\n'
+    )
+    chunk = event * 80  # 8 KB messages: a fast model, or a proxy batching its upstream reads
+    chunks = [chunk] * (sized(4, 32) * (1 << 20) // len(chunk)) + [b"data: [DONE]\n\n"]
+    streams, budget = 8, 16 << 20
+    # The raw text is kept (`always`): about three copies of each stream's bytes. The
+    # bounded run goes first: the heap the other run frees would hide its growth.
+    bounded, lines = _peak_growth_mb(
+        chunks,
+        streams,
+        tmp_path / "b",
+        capture_stream_raw="always",
+        capture_memory_budget_bytes=budget,
+    )
+    unbounded, _ = _peak_growth_mb(chunks, streams, tmp_path / "a", capture_stream_raw="always")
+    assert bounded < unbounded / 2
+    assert all(line["error_category"] is None for line in lines)
+    assert any(g["code"] == "memory_budget" for line in lines for g in line.get("gaps", []))
+    stream_mb = sum(map(len, chunks)) / (1 << 20)
+    figures.append(
+        Figure(
+            f"{streams} streams of {stream_mb:.0f} MB at once, raw text kept",
+            "real concurrent HTTP streams, capture_memory_budget_bytes 16 MB against 1 GiB",
+            streams,
+            streams,
+            0,
+            f"every client got every byte; peak RSS growth {bounded:.0f} MB with the 16 MB "
+            f"budget against {unbounded:.0f} MB; lines past it carry a `memory_budget` gap",
+        )
+    )

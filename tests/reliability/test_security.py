@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import http.client
+import json
 import logging
 import os
 import stat
@@ -213,7 +214,8 @@ def test_a_known_key_pattern_never_reaches_the_disk_through_the_middleware(
     assert first["request"]["metadata"] == {"api_key": REDACTED}
     assert first["request"]["messages"][0]["content"] == f"use {REDACTED}"
     assert first["response"]["choices"][0]["message"]["content"] == f"your key is {REDACTED}"
-    assert second["request_raw"] == f'{{"model":"m","messages":[{{"content":"{REDACTED}"'
+    # The path on `request` cannot reach a body kept as text: the text is replaced whole.
+    assert second["request_raw"] == REDACTED
     written = b"".join(p.read_bytes() for p in tmp_path.rglob("*") if p.is_file())
     assert b"sk-proj" not in written
     figures.append(
@@ -331,5 +333,115 @@ def test_a_second_collection_job_is_refused_and_clears_nothing(
             1,
             0,
             "`CollectorBusyError` naming the first job's pid; nothing dispatched, nothing cleared",
+        )
+    )
+
+
+# -- redaction that cannot apply fails closed ------------------------------------------------
+
+KEY_FIELD = b'{"model":"m","metadata":{"api_key":"%s"}' % KEY.encode()
+UNREADABLE_BODIES = [
+    pytest.param(KEY_FIELD + b',"temperature":NaN}', 0, id="NaN"),
+    pytest.param(KEY_FIELD + b',"user":"\\ud800"}', 0, id="lone surrogate"),
+    pytest.param(KEY_FIELD + b',"user":"caf\xe9"}', 0, id="invalid UTF-8"),
+    pytest.param(KEY_FIELD + b',"pad":"' + b"a" * 4000 + b'"}', 1000, id="over capture_max_bytes"),
+]
+
+
+@pytest.mark.parametrize(("body", "cap"), UNREADABLE_BODIES)
+def test_a_path_redaction_that_cannot_apply_writes_no_raw_text(
+    body: bytes, cap: int, tmp_path: Path, figures: list[Figure]
+) -> None:
+    redact = Redactor(["request.metadata.api_key"])  # a path only: no pattern to fall back on
+    with capturing(reply_app(), tmp_path, redact=redact, capture_max_bytes=cap or 1 << 20) as s:
+        reply = httpx.post(f"{s.url}/ng-rollout/r{CHAT}", content=body, timeout=30)
+        assert (reply.status_code, reply.content) == (200, CHAT_REPLY)
+    (line,) = read_json_lines(tmp_path / "r.capture.jsonl")
+    assert (line["request"], line["request_raw"]) == (None, REDACTED)
+    assert line["gaps"] == [
+        {
+            "code": "redacted_raw",
+            "detail": "request_raw: redaction paths on `request` cannot reach a body kept as text",
+        }
+    ]
+    assert line["response"] == json.loads(CHAT_REPLY)
+    assert KEY.encode() not in b"".join(p.read_bytes() for p in tmp_path.rglob("*") if p.is_file())
+    if cap:
+        figures.append(
+            Figure(
+                "API key at a redaction path, in request bodies that are not JSON objects "
+                "(NaN, lone surrogate, invalid UTF-8) or over capture_max_bytes",
+                "real HTTP requests, a `Redactor` with a path and no pattern",
+                4,
+                4,
+                0,
+                "call served unchanged; `request_raw: [REDACTED]` with a `redacted_raw` gap; "
+                "the key is in no file",
+            )
+        )
+
+
+def test_a_key_split_across_stream_deltas_is_in_no_file(
+    tmp_path: Path, figures: list[Figure]
+) -> None:
+    pieces = ["your key is " + KEY[:9], KEY[9:22], KEY[22:]]
+    stream = b"".join(
+        b'data: {"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"%s"}}]}\n\n'
+        % piece.encode()
+        for piece in pieces
+    ) + (
+        b'data: {"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\n'
+        b"data: [DONE]\n\n"
+    )
+    with capturing(
+        reply_app(stream, headers=[(b"content-type", b"text/event-stream")], chunks=5),
+        tmp_path,
+        redact=Redactor(patterns=SECRET_KEY_PATTERNS),
+        capture_stream_raw="always",
+    ) as server:
+        reply = httpx.post(
+            f"{server.url}/ng-rollout/r{CHAT}", content=b'{"stream":true}', timeout=30
+        )
+        assert reply.content == stream
+    (line,) = read_json_lines(tmp_path / "r.capture.jsonl")
+    assert line["response"]["choices"][0]["message"]["content"] == f"your key is {REDACTED}"
+    assert line["response_raw"] == REDACTED
+    assert [gap["code"] for gap in line["gaps"]] == ["redacted_raw"]
+    written = b"".join(p.read_bytes() for p in tmp_path.rglob("*") if p.is_file())
+    assert not any(piece.encode() in written for piece in (KEY[:9], KEY[9:22], KEY[22:]))
+    figures.append(
+        Figure(
+            "API key split across three SSE deltas, raw stream kept (`always`)",
+            "real HTTP stream, `Redactor(patterns=SECRET_KEY_PATTERNS)`",
+            1,
+            1,
+            0,
+            "client gets the stream unchanged; the reassembled text is redacted, the raw SSE "
+            "text is replaced (`redacted_raw` gap); no piece of the key is in any file",
+        )
+    )
+
+
+def test_a_deeply_nested_request_is_redacted_not_dropped(
+    tmp_path: Path, figures: list[Figure]
+) -> None:
+    depth = 900  # decodes, and overflowed the recursive redaction
+    body = b'{"model":"m","x":' + b'{"password":"hunter2","x":' * depth + b"0" + b"}" * depth + b"}"
+    with capturing(
+        reply_app(), tmp_path, redact=Redactor(["request.**.password"], SECRET_KEY_PATTERNS)
+    ) as server:
+        reply = httpx.post(f"{server.url}/ng-rollout/r{CHAT}", content=body, timeout=30)
+        assert (reply.status_code, reply.content) == (200, CHAT_REPLY)
+    data = (tmp_path / "r.capture.jsonl").read_bytes()
+    assert data.count(b'"password":"[REDACTED]"') == depth and b"hunter2" not in data
+    assert not (tmp_path / "r.capture.incomplete").exists()
+    figures.append(
+        Figure(
+            f"request nested {depth} levels deep, with a `Redactor`",
+            "real HTTP request",
+            1,
+            1,
+            0,
+            "line written with every level redacted (no RecursionError, rollout complete)",
         )
     )

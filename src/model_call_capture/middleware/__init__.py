@@ -10,6 +10,9 @@
 - tees the request body from `receive` and the response from `send`, forwarding every
   message as it comes (same bytes, same order, no buffering), and holds only the end of
   the response until the call's line is durable;
+- keeps what it captures bounded: each body decoded (both directions) and cut at
+  `capture_max_bytes`, each raw text cut at the same written size, and all calls together
+  within `capture_memory_budget_bytes`; what a line leaves out, it names in `gaps`;
 - writes one `CaptureLine` per call to the `CaptureStore` in a worker thread, never on the
   event loop; a capture failure is logged once per rollout, marks the rollout incomplete
   where it can, and never fails the call.
@@ -21,11 +24,13 @@ The modules, one concern each:
 
 - `_app`: the ASGI shell (`CaptureMiddleware`, `install_model_call_capture`);
 - `_context`: `CaptureContext`, what the app sees of a captured call;
-- `_call`: one call, the tee of its body and the hold of its end (the durability
+- `_call`: one call, the tee of its response and the hold of its end (the durability
   promise, failures and memory bounds are described there);
+- `_request`: the request side of a call, its body decoded and bounded;
+- `_budget`: the memory budget all captures in flight share;
 - `_decoding`: content decoding of captured bodies, one decoder per encoding;
 - `_outcome`: the `error_category` of a status, an exception, a reassembled stream (pure);
-- `_line`: the `CaptureLine` of a call from what the capture saw (pure);
+- `_line`: the `CaptureLine` of a call from what the capture saw, raw texts bounded (pure);
 - `_writer`: the handoff of finished calls to the write threads, and log-once.
 """
 

@@ -13,6 +13,7 @@ from ..dialects import dialect_for_path
 from ..errors import InvalidRolloutIdError
 from ..redaction import Redaction
 from ..store import CaptureStore
+from ._budget import MemoryBudget
 from ._call import CapturedCall
 from ._context import CAPTURE_EXTENSION
 from ._writer import CaptureWriter, OnceSet, Store
@@ -33,7 +34,8 @@ class CaptureMiddleware:
     `redact` (see `model_call_capture.redaction`) rewrites every line just before it is
     written, and a line it fails on is not written at all (the rollout is marked incomplete).
     Per-request state lives in a per-request object; the instance holds only settings,
-    the store and the writer (its threads and log-once bookkeeping).
+    the store, the writer (its threads and log-once bookkeeping) and the memory budget
+    its calls share (`capture_memory_budget_bytes`).
     """
 
     def __init__(
@@ -59,6 +61,8 @@ class CaptureMiddleware:
                 store = CaptureStore(config.model_call_capture_dir)
             self.store = store
         self.writer = CaptureWriter(self.store, redact)
+        self.budget = MemoryBudget(config.capture_memory_budget_bytes)
+        """The capture memory budget all calls through this middleware share."""
         self._invalid_ids = OnceSet()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -81,7 +85,7 @@ class CaptureMiddleware:
                 logger.warning("model call forwarded without capture: %s", exc)
             await self.app(scope, receive, send)
             return
-        call = CapturedCall(self, rollout_id, cast(Dialect, dialect))
+        call = CapturedCall(self, rollout_id, cast(Dialect, dialect), scope.get("headers"))
         scope["extensions"] = {**(scope.get("extensions") or {}), CAPTURE_EXTENSION: call.context}
         call.start()
         try:

@@ -35,13 +35,16 @@ reconstruction, then re-raised. A client that disconnected before the response e
 (`http.disconnect`, or a `send` that fails with `OSError`) makes the call `cancelled`, as
 does a `CancelledError`.
 
-Memory. The request body and a JSON response body are kept up to `capture_max_bytes`
-each (they must be parsed whole). A stream is reassembled incrementally; its raw SSE
-text is kept only as `capture_stream_raw` asks: `never` keeps nothing but the object
-being built, `always` keeps it up to the cap, and `on_failure` (the default) keeps it up
-to the cap while the stream runs (whether it fails is known only at its end) and drops
-it when the stream ended well. Past the cap the capture stops (`capture_cut: true`); the
-client still gets every byte.
+Memory. The request body (`_request`, decoded like a response) and a JSON response body
+are kept up to `capture_max_bytes` each (they must be parsed whole). A stream is
+reassembled incrementally; its raw SSE text is kept only as `capture_stream_raw` asks:
+`never` keeps nothing but the object being built, `always` keeps it up to the cap, and
+`on_failure` (the default) keeps it up to the cap while the stream runs (whether it fails
+is known only at its end) and drops it when the stream ended well. Past the cap the
+capture stops (`capture_cut: true`); the client still gets every byte. All calls together
+stay within the memory budget (`_budget`): past it a stream's raw text is dropped first,
+then the payload is cut, each recorded as a `memory_budget` gap. The buffers are given
+back once the line is built, the budget once it is written.
 """
 
 from __future__ import annotations
@@ -49,15 +52,17 @@ from __future__ import annotations
 import logging
 import time
 import uuid
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from .._asgi import Message, Receive, Send
-from ..contracts import Dialect
-from ..dialects import StreamResult, get_dialect
+from ..contracts import Dialect, ObservationGap
+from ..dialects import get_dialect
 from ..reassembly import StreamReassembler
+from ._budget import BODY_WEIGHT, STREAM_RAW_WEIGHT, STREAM_WEIGHT, Share
 from ._context import CaptureContext
-from ._decoding import ContentDecoder, DecodeError, decoders_for
-from ._line import CallFacts
+from ._decoding import ContentDecoder, DecodeError, content_encodings, decoders_for
+from ._request import RequestTee
 
 if TYPE_CHECKING:
     from ._app import CaptureMiddleware
@@ -82,10 +87,7 @@ class CapturedCall:
         "completed_at",
         "latency_ms",
         "ttft_ms",
-        # request
-        "request_body",
-        "request_cut",
-        # response
+        "request",
         "status",
         "started",
         "sse",
@@ -96,6 +98,9 @@ class CapturedCall:
         "keep_raw",
         "captured",
         "response_cut",
+        "limit",
+        "share",
+        "gaps",
         "capture_failed",
         "held",
         "scan",
@@ -109,7 +114,13 @@ class CapturedCall:
         "downstream",
     )
 
-    def __init__(self, mw: CaptureMiddleware, rollout_id: str, dialect: Dialect) -> None:
+    def __init__(
+        self,
+        mw: CaptureMiddleware,
+        rollout_id: str,
+        dialect: Dialect,
+        headers: Iterable[tuple[bytes, bytes]] | None,
+    ) -> None:
         self.mw = mw
         self.rollout_id = rollout_id
         self.dialect: Dialect = dialect
@@ -121,8 +132,7 @@ class CapturedCall:
         self.completed_at = 0.0
         self.latency_ms = 0.0
         self.ttft_ms: float | None = None
-        self.request_body = bytearray()
-        self.request_cut = False
+        self.request = RequestTee(headers, self.cap, mw.budget)
         self.status: int | None = None
         self.started = False
         self.sse = False
@@ -133,6 +143,11 @@ class CapturedCall:
         self.keep_raw = mw.config.capture_stream_raw
         self.captured = 0
         self.response_cut = False
+        self.limit = 0
+        """Decoded response bytes that may be kept without asking the budget (<= the cap)."""
+        self.share = Share(BODY_WEIGHT)
+        self.gaps: list[ObservationGap] = []
+        """What the response capture left out, and why (undecodable, the memory budget)."""
         self.capture_failed = False
         self.held: list[Message] = []
         self.scan = False
@@ -163,14 +178,11 @@ class CapturedCall:
             if not self.finalized:
                 kind = message["type"]
                 if kind == "http.request":
-                    body = message.get("body", b"")
-                    if body and not self.request_cut:
-                        room = self.cap - len(self.request_body)
-                        if len(body) > room:
-                            self.request_body += body[: max(room, 0)]
-                            self.request_cut = True
-                        else:
-                            self.request_body += body
+                    try:
+                        self.request.take(message.get("body", b""))
+                    except Exception as exc:  # a bug in the tee must not fail the request
+                        self.request.cut = True
+                        self.mw.writer.broken(self.rollout_id, exc)
                 elif kind == "http.disconnect":
                     self.disconnected = True
             return message
@@ -294,22 +306,23 @@ class CapturedCall:
             self.started = True
             self.status = int(message["status"])
             content_type = b""
-            encodings: list[bytes] = []
-            for name, value in message.get("headers") or ():
+            headers = message.get("headers") or ()
+            for name, value in headers:
                 lname = bytes(name).lower()
                 if lname == b"content-type":
                     content_type = bytes(value)
                 elif lname == b"content-length" and bytes(value).strip().isdigit():
                     self.content_length = int(value)
-                elif lname == b"content-encoding":
-                    encodings += [e.strip().lower() for e in bytes(value).split(b",") if e.strip()]
+            encodings = content_encodings(headers)
             self.decoders = decoders_for(encodings)
             if self.decoders is None:  # an encoding we cannot decode: forward, capture no body
-                self.capture_failed = True
+                name = b", ".join(encodings).decode("latin-1")
+                self._undecodable(f"content-encoding {name} is not supported")
             if content_type.split(b";", 1)[0].strip().lower() == b"text/event-stream":
                 self.sse = True
                 self.reassembler = StreamReassembler(self.dialect)
                 self.raw = bytearray() if self.keep_raw != "never" else None
+                self.share.weight = STREAM_WEIGHT if self.raw is None else STREAM_RAW_WEIGHT
                 # Markers can be looked for only in the SSE text itself, not in encoded bytes.
                 self.scan = self.decoders == [] and not self.capture_failed
         except Exception as exc:
@@ -329,13 +342,12 @@ class CapturedCall:
         if self.response_cut or self.capture_failed:
             return
         try:
-            room = self.cap - self.captured
-            for decoder in self.decoders or ():
-                data = decoder.decode(data, room + 1)
-            if len(data) > room:
-                data = data[:room]
-                self.response_cut = True
-                self.scan = False
+            if self.decoders:
+                bound = self.cap - self.captured + 1
+                for decoder in self.decoders:
+                    data = decoder.decode(data, bound)
+            if len(data) > self.limit - self.captured:
+                data = self._beyond(data)
             self.captured += len(data)
             if self.reassembler is not None:
                 self.reassembler.feed(data)
@@ -345,11 +357,48 @@ class CapturedCall:
                     self.ttft_ms = self._elapsed_ms(now)
             else:
                 self.body += data
-        except Exception as exc:  # undecodable body, or a bug in a stream state
-            self.capture_failed = True
+        except DecodeError as exc:
+            self._undecodable(f"content-encoding does not decode: {exc}")
+        except Exception as exc:  # a bug in a stream state
+            self._broken(exc)
+
+    def _beyond(self, data: bytes) -> bytes:
+        """The part of `data` the cap and the memory budget let the capture keep.
+
+        Past the cap the response is cut. When the budget cannot grow, a raw stream text
+        is dropped first, then the response is cut, each with a `memory_budget` gap.
+        """
+        kept = self.captured
+        if kept + len(data) > self.cap:
+            data = data[: self.cap - kept]
+            self.response_cut = True
             self.scan = False
-            if not isinstance(exc, DecodeError):
-                self._broken(exc)
+        budget = self.mw.budget
+        if not budget.grow(self.share, kept, len(data)) and self.raw is not None:
+            self.raw = None
+            self.share.reweigh(STREAM_WEIGHT)
+            self._gap("response_raw: the raw stream text was dropped after {kept} bytes")
+        if self.share.limit >= kept + len(data) or budget.grow(self.share, kept, len(data)):
+            self.limit = min(self.cap, self.share.limit)
+            return data
+        self.response_cut = True
+        self.scan = False
+        self._gap("response: cut after {kept} bytes")
+        return data[: max(self.share.limit - kept, 0)]
+
+    def _gap(self, what: str) -> None:
+        self.gaps.append(
+            ObservationGap(
+                code="memory_budget",
+                detail=f"{what.format(kept=self.captured)}: the capture memory budget "
+                "(capture_memory_budget_bytes) was spent",
+            )
+        )
+
+    def _undecodable(self, why: str) -> None:
+        self.capture_failed = True
+        self.scan = False
+        self.gaps.append(ObservationGap(code="response_undecodable", detail=why))
 
     def _terminal_seen(self) -> bool:
         try:
@@ -394,38 +443,16 @@ class CapturedCall:
             # Re-raising the app's exception matters more than the held bytes.
             logger.debug("could not release held response bytes", exc_info=True)
 
-    # -- the facts (worker thread) -------------------------------------------------
+    # -- after the line is built (worker thread) -------------------------------------
 
-    def facts(self) -> CallFacts:
-        """What the capture saw, for the line; runs in a worker thread after the end."""
-        capture_failed = self.capture_failed
-        result: StreamResult | None = None
-        if self.sse and not capture_failed and self.reassembler is not None:
-            try:
-                result = self.reassembler.finish()
-            except Exception as exc:
-                self.mw.writer.broken(self.rollout_id, exc)
-                capture_failed = True
-        return CallFacts(
-            model_call_id=self.context.model_call_id,
-            dialect=self.dialect,
-            model_ref=self.mw.model_ref,
-            started_at=self.started_at,
-            completed_at=self.completed_at,
-            latency_ms=self.latency_ms,
-            ttft_ms=self.ttft_ms,
-            request_body=self.request_body,
-            request_cut=self.request_cut,
-            started=self.started,
-            status=self.status,
-            stream=self.sse,
-            stream_result=result,
-            body=self.body,
-            raw=self.raw,
-            keep_raw=self.keep_raw,
-            response_cut=self.response_cut,
-            capture_failed=capture_failed,
-            disconnected=self.disconnected,
-            exception=self.exception,
-            error_category=self.context.error_category,
-        )
+    def drop_buffers(self) -> None:
+        """Let the captured bytes go: the line is built from them (worker thread)."""
+        self.raw = None
+        self.body = bytearray()
+        self.reassembler = None
+        self.request.body = bytearray()
+
+    def release(self) -> None:
+        """Give the call's part of the memory budget back: its line is written (or failed)."""
+        self.request.release()
+        self.mw.budget.release(self.share)

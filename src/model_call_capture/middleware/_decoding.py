@@ -1,13 +1,16 @@
-"""Content decoding of captured response bodies: one incremental decoder per encoding.
+"""Content decoding of captured bodies: one incremental decoder per encoding.
 
-The client always gets the encoded bytes; only the capture decodes them. A decoder stops
-once its output passes `limit` (brotli within one output block), so a small compressed
-body never expands in memory far past the capture cap.
+Request and response bodies alike: the app and the client always get the encoded bytes;
+only the capture decodes them. A decoder stops once its output passes `limit` (brotli
+within one output block), so a small compressed body never expands in memory far past
+the capture cap. `zstd` is not decoded (the `zstandard` package is not a dependency): a
+body in it is recorded as undecodable.
 """
 
 from __future__ import annotations
 
 import zlib
+from collections.abc import Iterable
 
 import brotli
 
@@ -17,6 +20,7 @@ __all__ = [
     "DecodeError",
     "DeflateDecoder",
     "GzipDecoder",
+    "content_encodings",
     "decoders_for",
 ]
 
@@ -99,6 +103,15 @@ class BrotliDecoder(ContentDecoder):
         if not self._d.can_accept_more_data():
             return out + b"\0"
         return out
+
+
+def content_encodings(headers: Iterable[tuple[bytes, bytes]] | None) -> list[bytes]:
+    """The `content-encoding` tokens of a message's headers, in order, lowercased."""
+    encodings: list[bytes] = []
+    for name, value in headers or ():
+        if bytes(name).lower() == b"content-encoding":
+            encodings += [e.strip().lower() for e in bytes(value).split(b",") if e.strip()]
+    return encodings
 
 
 def decoders_for(encodings: list[bytes]) -> list[ContentDecoder] | None:

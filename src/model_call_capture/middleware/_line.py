@@ -1,15 +1,43 @@
-"""The capture line of one call, built from what the capture saw: a pure function, no I/O."""
+"""The capture line of one call, built from what the capture saw: a pure function, no I/O.
+
+A body kept as text (`request_raw`, `response_raw`) is bounded by its written size, not
+only by its bytes: JSON writes a control byte as a six-byte escape and the capture writes
+an invalid UTF-8 byte as `\\xNN`, so a capped body of such bytes (a decompression bomb
+decodes to them cheaply) would make a line six times `capture_max_bytes`. A text is cut
+where its written size passes `capture_max_bytes`, counting a two-byte escape (`\\"`,
+`\\n`, ...) as one byte so that ordinary text under the cap is never cut; the cut sets
+`capture_cut` and adds a `raw_text_cut` gap.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import codecs
+import re
+from dataclasses import dataclass, field
+from typing import Any
 
 from .. import _codec
-from ..contracts import CAPTURE_LINE_FORMAT, CaptureLine, Dialect, ModelRef, StreamRawPolicy
+from ..contracts import (
+    CAPTURE_LINE_FORMAT,
+    CaptureLine,
+    Dialect,
+    ModelRef,
+    ObservationGap,
+    StreamRawPolicy,
+)
 from ..dialects import StreamResult
 from ._outcome import classify_exception, error_category_for_status, stream_outcome
 
-__all__ = ["CallFacts", "build_line"]
+__all__ = ["CallFacts", "build_line", "text_within"]
+
+_DEFAULT_MAX_BYTES = 64 * 1024 * 1024
+_SLICE = 1 << 20
+"""Bytes of a big body turned into text and measured at a time."""
+_WIDE_ESCAPES = re.compile(rb"[\x00-\x07\x0b\x0e-\x1f]")
+"""Bytes JSON writes as a six-byte `\\u00XX` escape."""
+_MAX_NUMBER_GROWTH = 5
+"""How many times its size a JSON body can take once written again (`9e15`, 4.5x)."""
+_TWO_BYTE_ESCAPES = '"\\\n\r\t\b\f'
 
 
 @dataclass(slots=True, kw_only=True)
@@ -58,6 +86,10 @@ class CallFacts:
     """What the app raised, if it raised."""
     error_category: str | None = None
     """The category the app set on its `CaptureContext`; it wins over the derived one."""
+    max_bytes: int = _DEFAULT_MAX_BYTES
+    """`capture_max_bytes`: also the bound on the written size of each raw text."""
+    gaps: list[ObservationGap] = field(default_factory=list)
+    """What the capture left out while the call ran (an undecodable body, the memory budget)."""
 
 
 def build_line(facts: CallFacts) -> CaptureLine:
@@ -73,24 +105,113 @@ def build_line(facts: CallFacts) -> CaptureLine:
         latency_ttft_ms=facts.ttft_ms,
         status_code=facts.status,
     )
+    gaps = list(facts.gaps)
     if facts.request_body:
-        line.request = _codec.decode_object(facts.request_body)
+        line.request = _parsed("request", facts.request_body, facts, gaps)
         if line.request is None:
-            line.request_raw = _codec.raw_text(facts.request_body)
-    implied, stream_went_wrong = _response(line, facts)
-    _settle_category(line, facts, implied)
+            line.request_raw = _text("request_raw", facts.request_body, facts, gaps)
+    implied, stream_went_wrong = _response(line, facts, gaps)
+    _settle_category(line, facts, implied, gaps)
     if facts.raw is not None:
         policy = facts.keep_raw
         if policy == "always" or (
             policy == "on_failure" and (stream_went_wrong or line.error_category is not None)
         ):
-            line.response_raw = _codec.raw_text(facts.raw)
-    if facts.request_cut or facts.response_cut:
+            line.response_raw = _text("response_raw", facts.raw, facts, gaps)
+    if facts.request_cut or facts.response_cut or any(g.code == "raw_text_cut" for g in gaps):
         line.capture_cut = True
+    if gaps:
+        line.gaps = gaps
     return line
 
 
-def _response(line: CaptureLine, facts: CallFacts) -> tuple[str | None, bool]:
+def _text(name: str, data: bytes | bytearray, facts: CallFacts, gaps: list[ObservationGap]) -> str:
+    """The text of a raw body for field `name`, cut (with a gap) past its written bound."""
+    text, cut = text_within(data, facts.max_bytes)
+    if cut:
+        gaps.append(
+            ObservationGap(
+                code="raw_text_cut",
+                detail=f"{name}: the text of the {len(data)}-byte body was cut where it reached "
+                "capture_max_bytes as written (a control or invalid byte takes up to 6 bytes)",
+            )
+        )
+    return text
+
+
+def _parsed(
+    name: str, data: bytes | bytearray, facts: CallFacts, gaps: list[ObservationGap]
+) -> dict[str, Any] | None:
+    """The body as a JSON object, None when it is not one or would be written too big.
+
+    Written again, a number can take more room than it was sent in (`1e15` becomes
+    `1000000000000000.0`): a body that could pass the cap that way is measured, and kept as
+    text (with a `payload_as_text` gap) when its parsed form would.
+    """
+    value = _codec.decode_object(data)
+    if value is None or len(data) * _MAX_NUMBER_GROWTH <= facts.max_bytes:
+        return value
+    if len(_codec.encode(value)) <= facts.max_bytes:
+        return value
+    gaps.append(
+        ObservationGap(
+            code="payload_as_text",
+            detail=f"{name}: written again, its parsed form would pass capture_max_bytes "
+            "(numbers spelled longer than sent), so it is kept as text",
+        )
+    )
+    return None
+
+
+def text_within(data: bytes | bytearray, limit: int) -> tuple[str, bool]:
+    """(text of `data`, whether it was cut): the text takes at most `limit` bytes once written.
+
+    Invalid UTF-8 bytes become `\\xNN` escapes (`_codec.raw_text`); a two-byte JSON escape
+    counts as one byte (see the module docstring). A big body is turned into text and
+    measured a slice at a time, so measuring holds one encoded slice beside the text.
+    """
+    if len(data) <= limit and (len(data) * 6 <= limit or not _WIDE_ESCAPES.search(data)):
+        try:
+            return data.decode("utf-8"), False
+        except UnicodeDecodeError:
+            if len(data) * 6 <= limit:
+                return _codec.raw_text(data), False
+    decoder = codecs.getincrementaldecoder("utf-8")("backslashreplace")
+    pieces: list[str] = []
+    used = 0
+    view = memoryview(data)
+    for start in range(0, len(data), _SLICE):
+        end = min(start + _SLICE, len(data))
+        piece = decoder.decode(view[start:end], final=end == len(data))
+        size = _written_size(piece)
+        if used + size > limit:
+            pieces.append(_prefix_within(piece, limit - used))
+            return "".join(pieces), True
+        used += size
+        pieces.append(piece)
+    return "".join(pieces), False
+
+
+def _written_size(text: str) -> int:
+    """Bytes `text` takes in a JSON string, a two-byte escape counted as one."""
+    return len(_codec.encode(text)) - 2 - sum(text.count(c) for c in _TWO_BYTE_ESCAPES)
+
+
+def _prefix_within(text: str, room: int) -> str:
+    """The longest prefix of `text` whose written size is at most `room` (binary search)."""
+    low, high = 0, min(len(text), max(room, 0))
+    while low < high:
+        middle = (low + high + 1) // 2
+        if _written_size(text[:middle]) <= room:
+            low = middle
+        else:
+            high = middle - 1
+    return text[:low]
+
+
+def _response(
+    line: CaptureLine, facts: CallFacts, gaps: list[ObservationGap]
+) -> tuple[str | None, bool]:
     """Fill in the response; (category the body implies for a 2xx reply, stream went wrong).
 
     Whether a stream went wrong decides whether its raw text is kept.
@@ -104,15 +225,19 @@ def _response(line: CaptureLine, facts: CallFacts) -> tuple[str | None, bool]:
     if facts.capture_failed:
         return "capture_parse_error", False
     if facts.body:
-        line.response = _codec.decode_object(facts.body)
+        known = len(gaps)
+        line.response = _parsed("response", facts.body, facts, gaps)
+        too_big = len(gaps) > known  # valid JSON, kept as text only for its size
         if line.response is None:
-            line.response_raw = _codec.raw_text(facts.body)
-            if not facts.response_cut:
+            line.response_raw = _text("response_raw", facts.body, facts, gaps)
+            if not facts.response_cut and not too_big:
                 return "capture_parse_error", False
     return None, False
 
 
-def _settle_category(line: CaptureLine, facts: CallFacts, implied: str | None) -> None:
+def _settle_category(
+    line: CaptureLine, facts: CallFacts, implied: str | None, gaps: list[ObservationGap]
+) -> None:
     """Set `error_category` (and, for an app that raised first, the status it carried)."""
     if facts.disconnected:
         line.error_category = "cancelled"
@@ -122,7 +247,7 @@ def _settle_category(line: CaptureLine, facts: CallFacts, implied: str | None) -
             line.status_code = status
             category = error_category_for_status(status) or category
             if body is not None:
-                line.response_raw = _codec.raw_text(body)
+                line.response_raw = _text("response_raw", body, facts, gaps)
         line.error_category = category
     else:
         line.error_category = error_category_for_status(facts.status)

@@ -18,8 +18,9 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Protocol, cast
 
 from ..contracts import CaptureLine
+from ..dialects import StreamResult
 from ..redaction import Redaction
-from ._line import build_line
+from ._line import CallFacts, build_line
 
 if TYPE_CHECKING:
     from ._call import CapturedCall
@@ -98,7 +99,8 @@ class CaptureWriter:
     ) -> None:
         assert self.store is not None
         try:
-            line = build_line(call.facts())
+            line = build_line(_facts(call))
+            call.drop_buffers()
             if self.redact is not None:
                 line = self.redact(line)
             if call.captured >= _BIG_BODY:
@@ -107,11 +109,14 @@ class CaptureWriter:
         except Exception as exc:
             self.failed(call.rollout_id, exc)
         finally:
-            if loop is not None:
-                try:
-                    loop.call_soon_threadsafe(_resolve, done)
-                except RuntimeError:  # the loop is closed: nobody waits any more
-                    pass
+            try:
+                call.release()  # before the client can see the end: the budget is free by then
+            finally:
+                if loop is not None:
+                    try:
+                        loop.call_soon_threadsafe(_resolve, done)
+                    except RuntimeError:  # the loop is closed: nobody waits any more
+                        pass
 
     def failed(self, rollout_id: str, exc: Exception) -> None:
         """A line of the rollout was not written: log once, mark the rollout incomplete."""
@@ -135,6 +140,43 @@ class CaptureWriter:
         """A bug or surprise inside the capture of one call: log once, keep serving."""
         if self._failed_rollouts.first(rollout_id):
             logger.error("model-call capture error for rollout %r: %r", rollout_id, exc)
+
+
+def _facts(call: CapturedCall) -> CallFacts:
+    """What the capture saw of `call`, for its line; runs in a worker thread after the end."""
+    capture_failed = call.capture_failed
+    result: StreamResult | None = None
+    if call.sse and not capture_failed and call.reassembler is not None:
+        try:
+            result = call.reassembler.finish()
+        except Exception as exc:
+            call.mw.writer.broken(call.rollout_id, exc)
+            capture_failed = True
+    return CallFacts(
+        model_call_id=call.context.model_call_id,
+        dialect=call.dialect,
+        model_ref=call.mw.model_ref,
+        started_at=call.started_at,
+        completed_at=call.completed_at,
+        latency_ms=call.latency_ms,
+        ttft_ms=call.ttft_ms,
+        request_body=call.request.body,
+        request_cut=call.request.cut,
+        started=call.started,
+        status=call.status,
+        stream=call.sse,
+        stream_result=result,
+        body=call.body,
+        raw=call.raw,
+        keep_raw=call.keep_raw,
+        response_cut=call.response_cut,
+        capture_failed=capture_failed,
+        disconnected=call.disconnected,
+        exception=call.exception,
+        error_category=call.context.error_category,
+        max_bytes=call.cap,
+        gaps=[*call.request.gaps, *call.gaps],
+    )
 
 
 def _resolve(done: asyncio.Future[None] | None) -> None:

@@ -68,7 +68,7 @@ class ModelCallMetrics(JsonModel):
 
 class ObservationGap(JsonModel):
     """
-    Why the capture attached to a rollout may be incomplete.
+    Why a capture may be incomplete: the capture attached to a rollout, or one call's line.
     """
 
     model_config = ConfigDict(
@@ -77,11 +77,11 @@ class ObservationGap(JsonModel):
     code: Annotated[
         StrictStr,
         Field(
-            examples=["model_call_capture_no_records", "model_call_capture_records_unreadable", "model_call_capture_incomplete", "model_call_capture_unreadable"]
+            examples=["model_call_capture_no_records", "model_call_capture_records_unreadable", "model_call_capture_incomplete", "model_call_capture_unreadable", "request_undecodable", "memory_budget"]
         ),
     ]
     """
-    `model_call_capture_no_records`, `model_call_capture_records_unreadable`, `model_call_capture_incomplete` or `model_call_capture_unreadable`.
+    A rollout's: `model_call_capture_no_records`, `model_call_capture_records_unreadable`, `model_call_capture_incomplete` or `model_call_capture_unreadable`; a line's: `request_undecodable`, `response_undecodable`, `memory_budget`, `raw_text_cut`, `payload_as_text` or `redacted_raw`.
     """
     detail: StrictStr | MISSING = MISSING
     """

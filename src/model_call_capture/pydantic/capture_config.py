@@ -33,3 +33,7 @@ class CaptureConfig(JsonModel):
     """
     When to keep a stream's raw SSE body in `response_raw`.
     """
+    capture_memory_budget_bytes: Annotated[StrictInt, Field(ge=0)] = 1073741824
+    """
+    Per-process bound on the bytes captures in flight hold; past it capture degrades.
+    """

@@ -14,7 +14,7 @@ from pydantic import (
     StrictStr,
 )
 
-from ._internal import Dialect, ModelRef
+from ._internal import Dialect, ModelRef, ObservationGap
 
 
 class CaptureLine(JsonModel):
@@ -94,4 +94,8 @@ class CaptureLine(JsonModel):
     stream: StrictBool | MISSING = MISSING
     """
     True when the response was a Server-Sent Events stream.
+    """
+    gaps: list[ObservationGap] | MISSING = MISSING
+    """
+    What the capture left out of this line or replaced, and why; absent when nothing.
     """

@@ -1,0 +1,95 @@
+"""The request side of a captured call: its body as the capture keeps it.
+
+The app receives every request message unchanged; the tee keeps a copy of the body,
+decoded when the request says `Content-Encoding` (gzip, deflate, br, as for responses and
+with the same bound: a decoder stops once its output passes the cap), up to
+`capture_max_bytes` and within the memory budget. A body whose encoding cannot be decoded
+(unknown, `zstd`, or corrupt) is not kept at all: its compressed bytes are no use for
+training and cannot be redacted; the line says why in a `request_undecodable` gap.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from ..contracts import ObservationGap
+from ._budget import BODY_WEIGHT, MemoryBudget, Share
+from ._decoding import ContentDecoder, DecodeError, content_encodings, decoders_for
+
+__all__ = ["RequestTee"]
+
+
+class RequestTee:
+    """The request body of one call, decoded, up to the cap and within the budget."""
+
+    __slots__ = ("body", "budget", "cap", "cut", "decoders", "encoding", "gaps", "limit", "share")
+
+    def __init__(
+        self, headers: Iterable[tuple[bytes, bytes]] | None, cap: int, budget: MemoryBudget
+    ) -> None:
+        self.body = bytearray()
+        """The decoded body kept so far."""
+        self.cut = False
+        """True once the body was longer than the cap or the budget allowed."""
+        self.cap = cap
+        self.budget = budget
+        self.share = Share(BODY_WEIGHT)
+        self.limit = 0
+        """Bytes the body may reach without asking the budget (at most the cap)."""
+        self.gaps: list[ObservationGap] = []
+        """Why the body is not all there (undecodable, the memory budget)."""
+        encodings = content_encodings(headers)
+        self.encoding = b", ".join(encodings).decode("latin-1")
+        self.decoders: list[ContentDecoder] | None = decoders_for(encodings)
+        if self.decoders is None:
+            self._undecodable("is not supported")
+
+    def take(self, chunk: bytes) -> None:
+        """Keep the next chunk of the body as received (still content-encoded)."""
+        if self.cut or self.decoders is None or not chunk:
+            return
+        data = chunk
+        if self.decoders:
+            bound = self.cap - len(self.body) + 1
+            try:
+                for decoder in self.decoders:
+                    data = decoder.decode(data, bound)
+            except DecodeError as exc:
+                self._undecodable(f"does not decode: {exc}")
+                return
+        if len(data) > self.limit - len(self.body):
+            data = self._beyond(data)
+        self.body += data
+
+    def _beyond(self, data: bytes) -> bytes:
+        """The part of `data` that fits the cap and the budget; marks the body cut otherwise."""
+        kept = len(self.body)
+        if kept + len(data) > self.cap:
+            data = data[: self.cap - kept]
+            self.cut = True
+        if self.budget.grow(self.share, kept, len(data)):
+            self.limit = min(self.cap, self.share.limit)
+            return data
+        self.cut = True
+        self.gaps.append(
+            ObservationGap(
+                code="memory_budget",
+                detail=f"request: cut after {kept} bytes: the capture memory budget "
+                "(capture_memory_budget_bytes) was spent",
+            )
+        )
+        return data[: max(self.limit - kept, 0)]
+
+    def _undecodable(self, why: str) -> None:
+        self.decoders = None
+        self.body = bytearray()
+        self.gaps.append(
+            ObservationGap(
+                code="request_undecodable", detail=f"content-encoding {self.encoding} {why}"
+            )
+        )
+
+    def release(self) -> None:
+        """Give the body's memory back to the budget (its line is written)."""
+        self.body = bytearray()
+        self.budget.release(self.share)
