@@ -122,6 +122,6 @@ def read_file_stats(job: StatsJob) -> FileStats:
     try:
         stats.add_records(stream)
     except OSError as exc:
-        return FileStats(error=f"{job.path}: {exc}")
+        return FileStats(error=f"{job.path}: {exc.strerror or exc}")
     stats.damaged = stream.damaged
     return stats

@@ -150,7 +150,7 @@ def stats(directory: str, as_json: bool, jobs: int | None, max_line_bytes: int) 
             errors.append(part.error)
     rows = _rows(summary)
     for error in errors:
-        stderr().print(f"unreadable capture file: {error}", markup=False, highlight=False)
+        stderr().print(f"unreadable capture file: {error}", markup=False, soft_wrap=True)
     if as_json:
         click.echo(_codec.encode(rows).decode())
         return
