@@ -143,3 +143,24 @@ def test_jobs_must_be_positive(tmp_path: Path, command: str) -> None:
     run = _mcc(command, str(tmp_path), "--jobs", "0")
     assert run.returncode == 2
     assert "--jobs" in run.stderr
+
+
+def _square_or_fail(n: int) -> int:
+    if n == 13:
+        raise ValueError("thirteen")
+    return n * n
+
+
+def test_map_files_yields_in_input_order_and_raises_a_workers_error_in_order() -> None:
+    from model_call_capture.cli._parallel import map_files
+
+    assert (
+        list(map_files(_square_or_fail, list(range(12)) * 5, 3)) == [n * n for n in range(12)] * 5
+    )
+    seen = []
+    with pytest.raises(ValueError, match="thirteen"):
+        for result in map_files(_square_or_fail, list(range(20)), 2):
+            seen.append(result)
+    # Files go to workers in small batches: the error comes in order, after every file
+    # of the batches before its own.
+    assert seen == [n * n for n in range(len(seen))] and len(seen) <= 13

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from typing import TypeVar
@@ -46,17 +47,20 @@ def map_files(fn: Callable[[_P], _R], paths: Sequence[_P], jobs: int | None) -> 
 
     `fn` must be a module-level function (it is pickled to the workers) and should return
     a small result: the point is that no worker's data crosses to the parent whole. With
-    one job, or one path, everything runs in this process (no pool to start).
-    A worker's exception is raised here, at its file's place in the order.
+    one job, one path, or other threads running, everything runs in this process.
+    A worker's exception is raised here, in order: after the results of the files before
+    its batch (files go to workers in batches of a few; the rest of that batch is lost).
     """
     jobs = default_jobs() if jobs is None else jobs
     jobs = min(jobs, len(paths))
-    if jobs <= 1:
+    # Workers are forked: they start without re-importing the package. A process with
+    # other threads (`main()` called from a threaded program) could fork a copy of a lock
+    # some thread holds, and a clean start (spawn) would re-run the caller's main module:
+    # such a process reads in its own thread instead.
+    if jobs <= 1 or threading.active_count() > 1:
         for path in paths:
             yield fn(path)
         return
-    # fork: the CLI is single-threaded here, and a forked worker starts without
-    # re-importing the package (spawn would pay that import once per worker).
     context = multiprocessing.get_context("fork")
     with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
         yield from pool.map(fn, paths, chunksize=_BATCH)
