@@ -13,7 +13,7 @@ import traceback
 import warnings
 from collections.abc import Callable
 
-from . import appends, memory, middleware, reassembly, records
+from . import appends, memory, middleware, reassembly, records, scale
 from ._common import Row, format_table, not_ready
 
 SECTIONS: dict[str, tuple[str, Callable[[bool], list[Row]]]] = {
@@ -22,6 +22,7 @@ SECTIONS: dict[str, tuple[str, Callable[[bool], list[Row]]]] = {
     "3": ("durable appends", appends.run),
     "4": ("middleware on uvicorn", middleware.run),
     "5": ("memory of a big stream", memory.run),
+    "6": ("reading at scale: validate, long lines, stats memory", scale.run),
 }
 
 

@@ -2,14 +2,25 @@
 
 from __future__ import annotations
 
+import os
+import sys
+import tracemalloc
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from model_call_capture.errors import DamagedLineError, UnsupportedFormatError
-from model_call_capture.reader import CaptureLines, RawLines
+from model_call_capture.errors import (
+    DamagedLineError,
+    LineTooLongError,
+    NotARegularFileError,
+    UnsupportedFormatError,
+)
+from model_call_capture.reader import CaptureLines, OversizedLine, RawLines
+from model_call_capture.records import decode_line_lazily
 
 _PATH = Path("/captures/r.capture.jsonl")
 
@@ -72,3 +83,107 @@ def test_a_newer_format_is_never_counted_as_damage(strict: bool) -> None:
     with pytest.raises(UnsupportedFormatError, match="newer than this reader"):
         list(lines)
     assert lines.damaged == 0
+
+
+# -- scale: linear cutting, the line cap, records that hold their own line only ------------
+
+_CAP_LINES = st.lists(
+    st.sampled_from([b"{}", b"x" * 9, b"", b" ", b"y" * 30, b'{"a": 1}']), max_size=10
+)
+
+
+@given(_CAP_LINES, st.lists(st.integers(min_value=0, max_value=120), max_size=6))
+def test_any_chunking_gives_the_same_lines_under_a_cap(lines: list[bytes], cuts: list[int]) -> None:
+    data = b"\n".join(lines) + b"\n"
+    kept = [raw for raw in data.split(b"\n")[:-1] if raw.strip()]
+    got = list(RawLines(_chunked(data, cuts), max_line_bytes=8))
+    assert [index for index, _ in got] == list(range(len(kept)))
+    for (_, raw), want in zip(got, kept, strict=True):
+        if len(want) > 8:
+            assert type(raw) is OversizedLine
+            assert (raw, raw.size) == (b"", len(want))
+        else:
+            assert raw == want and type(raw) is bytes
+
+
+def _allocated_while_reading(chunks: list[bytes], **options: Any) -> tuple[list[Any], int]:
+    """The lines, and the sum over every chunk fed of the peak bytes allocated meanwhile.
+
+    The sum is the bytes copied, near enough: re-joining a long line at each chunk (the
+    quadratic reader) adds the line so far at every step.
+    """
+    total = 0
+
+    def feed() -> Iterator[bytes]:
+        nonlocal total
+        for chunk in chunks:
+            tracemalloc.reset_peak()
+            current = tracemalloc.get_traced_memory()[0]
+            yield chunk
+            total += tracemalloc.get_traced_memory()[1] - current
+
+    tracemalloc.start()
+    try:
+        lines = [(i, len(raw), type(raw)) for i, raw in RawLines(feed(), **options)]
+    finally:
+        tracemalloc.stop()
+    return lines, total
+
+
+def test_a_long_line_is_copied_a_bounded_number_of_times() -> None:
+    size, step = 8 << 20, 64 << 10
+    data = b'{"x": "' + b"a" * size + b'"}\n{}\n'
+    chunks = [data[i : i + step] for i in range(0, len(data), step)]
+    lines, copied = _allocated_while_reading(chunks)
+    assert lines == [(0, size + 9, bytes), (1, 2, bytes)]
+    assert copied < 3 * size, f"{copied:,} bytes allocated to cut a {size:,}-byte line"
+
+
+def test_a_line_over_the_cap_is_damaged_and_never_held() -> None:
+    size, step, cap = 16 << 20, 64 << 10, 1 << 20
+    data = b'{"model_call_id": "a"}\n' + b"z" * size + b'\n{"model_call_id": "c"}'
+    chunks = [data[i : i + step] for i in range(0, len(data), step)]
+    lines, copied = _allocated_while_reading(chunks, max_line_bytes=cap)
+    assert lines == [(0, 22, bytes), (1, 0, OversizedLine), (2, 22, bytes)]
+    assert copied < 4 * cap, f"{copied:,} bytes allocated for a line over a {cap:,}-byte cap"
+
+    tolerant = CaptureLines(RawLines(chunks, max_line_bytes=cap), _PATH, strict=False)
+    assert [(i, line.model_call_id) for i, line in tolerant] == [(0, "a"), (2, "c")]
+    assert tolerant.damaged == 1
+    with pytest.raises(LineTooLongError, match=r"line 1 .*16777216 bytes") as caught:
+        list(CaptureLines(RawLines(chunks, max_line_bytes=cap), _PATH, strict=True))
+    assert (caught.value.line_index, caught.value.size) == (1, size)
+    assert isinstance(caught.value, DamagedLineError)
+
+
+def test_a_record_holds_its_own_line_not_the_chunk_it_came_from(tmp_path: Path) -> None:
+    from model_call_capture.records import read_available_model_call_records
+    from model_call_capture.store import CaptureStore
+
+    line = b'{"dialect": "chat", "request": {"model": "m"}, "response": null}\n'
+    chunk = line * 3
+    chunks = [chunk]
+    before = sys.getrefcount(chunk)
+    lines = CaptureLines(RawLines(chunks), _PATH, strict=True, decode=decode_line_lazily)
+    kept = [line for _, line in lines]
+    assert [str(bytes(line.request)) for line in kept] == ['b\'{"model": "m"}\''] * 3
+    assert sys.getrefcount(chunk) == before
+
+    (tmp_path / "r.capture.jsonl").write_bytes(chunk)
+    records, _ = read_available_model_call_records(CaptureStore(tmp_path), "r")
+    assert [r.request for r in records] == [{"model": "m"}] * 3
+
+
+def test_a_fifo_or_a_directory_named_like_a_capture_file_is_refused_by_name(
+    tmp_path: Path,
+) -> None:
+    from model_call_capture.store import CaptureStore
+
+    os.mkfifo(tmp_path / "f.capture.jsonl")  # no writer: a blocking open would hang here
+    (tmp_path / "d.capture.jsonl").mkdir()
+    store = CaptureStore(tmp_path)
+    for rollout_id, kind in (("f", "a FIFO"), ("d", "a directory")):
+        with pytest.raises(NotARegularFileError, match=f"not a regular file \\({kind}\\)") as e:
+            store.read_available(rollout_id)
+        assert e.value.filename == str(tmp_path / f"{rollout_id}.capture.jsonl")
+        assert isinstance(e.value, OSError)

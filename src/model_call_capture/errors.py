@@ -20,6 +20,8 @@ __all__ = [
     "CollectorBusyError",
     "DamagedLineError",
     "InvalidRolloutIdError",
+    "LineTooLongError",
+    "NotARegularFileError",
     "SchemaValidationError",
     "UnknownSchemaError",
     "UnsupportedFormatError",
@@ -56,6 +58,22 @@ class DamagedLineError(CaptureError, ValueError):
         """The capture file."""
         self.line_index = line_index
         """The 0-based index of the damaged line (blank lines not counted)."""
+
+
+class LineTooLongError(DamagedLineError):
+    """A capture line longer than the reader's `max_line_bytes`: damaged, and never held in memory."""
+
+    def __init__(self, message: str, *, path: Path, line_index: int, size: int) -> None:
+        super().__init__(message, path=path, line_index=line_index)
+        self.size = size
+        """The line's length in bytes."""
+
+
+class NotARegularFileError(CaptureError, OSError):
+    """A path named like a capture file that is not a regular file (a FIFO, a directory, a device).
+
+    Readers refuse it before reading a byte, so a FIFO never hangs them.
+    """
 
 
 class CaptureConfigError(CaptureError, ValueError):

@@ -10,7 +10,7 @@ records: a value no record reported stays null, never 0.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TypeVar
 
@@ -19,13 +19,17 @@ import msgspec
 from . import _codec
 from .contracts import CaptureLine, ModelCallMetrics, ModelCallRecord
 from .dialects import DIALECTS, Derived
-from .reader import CaptureLines, decode_capture_line
-from .store import CaptureStore
+from .reader import DEFAULT_MAX_LINE_BYTES, CaptureLines, RawLines, decode_capture_line
+from .store import CaptureStore, read_file_lines
 
 __all__ = [
+    "RecordStream",
     "aggregate_model_call_metrics",
     "aggregate_model_call_records",
     "build_model_call_record",
+    "decode_line_lazily",
+    "iter_file_records",
+    "iter_model_call_records",
     "read_available_model_call_records",
     "read_model_call_records",
 ]
@@ -66,7 +70,7 @@ def _object_text(payload: msgspec.Raw | msgspec.UnsetType) -> msgspec.Raw | None
     raise _NotAnObject
 
 
-def _decode_line(raw: bytes, *, path: Path | None, line_index: int | None) -> CaptureLine:
+def decode_line_lazily(raw: bytes, *, path: Path | None, line_index: int | None) -> CaptureLine:
     """Decode one line as `reader.decode_capture_line` does, leaving the payloads as JSON text.
 
     Same verdict for every line: a line the lazy decode refuses, or accepts where a full
@@ -95,15 +99,55 @@ def _is_utf8(raw: bytes) -> bool:
     return True
 
 
+class RecordStream:
+    """The records of one capture file, built one at a time as it is iterated (bounded memory).
+
+    `damaged` counts the damaged lines skipped so far (a strict stream raises
+    `DamagedLineError` instead); `lines` are the file's raw lines (`count` once done).
+    """
+
+    __slots__ = ("_lines", "lines")
+
+    def __init__(self, lines: RawLines, path: Path, *, strict: bool) -> None:
+        self.lines = lines
+        """The file's numbered raw lines."""
+        self._lines = CaptureLines(lines, path, strict=strict, decode=decode_line_lazily)
+
+    @property
+    def damaged(self) -> int:
+        """Damaged lines skipped so far (too long, invalid JSON, wrong types, torn)."""
+        return self._lines.damaged
+
+    def __iter__(self) -> Iterator[ModelCallRecord]:
+        with _codec.bulk_decoding():
+            for index, line in self._lines:
+                yield build_model_call_record(line, index)
+
+
+def iter_model_call_records(
+    store: CaptureStore, rollout_id: str, *, strict: bool = False
+) -> RecordStream:
+    """The records of a rollout one at a time, in append order; see `RecordStream`."""
+    return RecordStream(store.lines(rollout_id), store.path(rollout_id), strict=strict)
+
+
+def iter_file_records(
+    path: Path, *, strict: bool = False, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
+) -> RecordStream:
+    """The records of the capture file at `path` (any name) one at a time; see `RecordStream`.
+
+    Raises `NotARegularFileError` (an `OSError`) when iterated if `path` is a FIFO or a
+    directory; a missing file has no records.
+    """
+    return RecordStream(read_file_lines(path, max_line_bytes=max_line_bytes), path, strict=strict)
+
+
 def _read(
     store: CaptureStore, rollout_id: str, *, strict: bool
 ) -> tuple[list[ModelCallRecord], int]:
-    lines = CaptureLines(
-        store.iter_lines(rollout_id), store.path(rollout_id), strict=strict, decode=_decode_line
-    )
-    with _codec.bulk_decoding():
-        records = [build_model_call_record(line, index) for index, line in lines]
-    return records, lines.damaged
+    stream = iter_model_call_records(store, rollout_id, strict=strict)
+    records = list(stream)
+    return records, stream.damaged
 
 
 def _derive(line: CaptureLine) -> Derived:

@@ -60,10 +60,17 @@ def _schema_files() -> list[Path]:
     return sorted(schema_dir().rglob("*" + _SUFFIX))
 
 
+@functools.cache
+def _names() -> tuple[str, ...]:
+    # Listed once per process: the packaged schemas do not change while it runs, and
+    # `schema_uri` checks every name it is given against this list.
+    root = schema_dir()
+    return tuple(path.relative_to(root).as_posix() for path in _schema_files())
+
+
 def schema_names() -> list[str]:
     """Every packaged schema as a path under `schemas/`, e.g. `v1/capture-line.schema.json`."""
-    root = schema_dir()
-    return [path.relative_to(root).as_posix() for path in _schema_files()]
+    return list(_names())
 
 
 def schema_uri(name: str) -> str:
@@ -77,7 +84,7 @@ def schema_uri(name: str) -> str:
     if not base.startswith(SCHEMA_BASE_URI):
         path = base if base.endswith(_SUFFIX) else f"v1/{base}{_SUFFIX}"
         base = SCHEMA_BASE_URI + path
-    if base.removeprefix(SCHEMA_BASE_URI) not in schema_names():
+    if base.removeprefix(SCHEMA_BASE_URI) not in _names():
         raise UnknownSchemaError(f"no schema {name!r}; known: {', '.join(schema_names())}")
     return base + hash_ + fragment
 

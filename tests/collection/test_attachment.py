@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,7 @@ from model_call_capture.collection import (
     merge_model_call_capture_into_record,
 )
 from model_call_capture.errors import InvalidRolloutIdError
+from model_call_capture.records import read_available_model_call_records
 from model_call_capture.store import CaptureStore
 
 from .conftest import capture_line
@@ -161,6 +163,22 @@ def test_unreadable_capture_is_a_gap_not_an_exception(tmp_path: Path) -> None:
     ]["gaps"]
     assert gaps[0]["code"] == "model_call_capture_unreadable"
     assert "newer than this reader" in gaps[0]["detail"]
+
+
+def test_a_fifo_is_an_unreadable_gap_and_a_line_over_the_cap_a_damaged_one(
+    tmp_path: Path,
+) -> None:
+    os.mkfifo(tmp_path / "p.capture.jsonl")  # no writer: a blocking open would hang the collector
+    gaps = merge_model_call_capture_into_record({"_ng_rollout_id": "p"}, [tmp_path])[
+        "ng_model_call_capture"
+    ]["gaps"]
+    assert [g["code"] for g in gaps] == ["model_call_capture_unreadable"]
+    assert "not a regular file (a FIFO)" in gaps[0]["detail"]
+
+    store = CaptureStore(tmp_path, max_line_bytes=64)
+    (tmp_path / "q.capture.jsonl").write_bytes(b'{"model_call_id": "' + b"x" * 100 + b'"}\n{}\n')
+    records, damaged = read_available_model_call_records(store, "q")
+    assert ([r.call_index for r in records], damaged) == ([1], 1)
 
 
 def test_several_capture_dirs_are_read_in_order(tmp_path: Path) -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -11,6 +11,7 @@ import click
 from rich.console import Console
 
 from ..contracts import ModelCallRecord
+from ..reader import DEFAULT_MAX_LINE_BYTES
 from ..store import CAPTURE_SUFFIX
 
 __all__ = [
@@ -18,6 +19,7 @@ __all__ = [
     "capture_root",
     "fmt_int",
     "fmt_ms",
+    "max_line_bytes_option",
     "percentile",
     "read_rollouts",
     "stderr",
@@ -72,8 +74,22 @@ def read_rollouts(root: Path, rollout_ids: Sequence[str] | None = None) -> list[
     return out
 
 
+def max_line_bytes_option() -> Callable[[Callable[..., object]], Callable[..., object]]:
+    """The `--max-line-bytes N` option of the commands that read capture files."""
+    return click.option(
+        "--max-line-bytes",
+        type=click.IntRange(min=1),
+        default=DEFAULT_MAX_LINE_BYTES,
+        show_default=True,
+        help="A longer line is counted as damaged, without being held in memory.",
+    )
+
+
 def percentile(values: Sequence[float], p: float) -> float | None:
-    """The nearest-rank `p`th percentile (a value that occurred); None for no values."""
+    """The nearest-rank `p`th percentile (a value that occurred); None for no values.
+
+    Sorting makes a transient list of the values (one group's at a time in `mcc stats`).
+    """
     if not values:
         return None
     ordered = sorted(values)

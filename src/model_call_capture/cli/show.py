@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -12,15 +11,20 @@ from rich.table import Table
 
 from .. import _codec
 from ..contracts import ModelCallRecord
+from ..store import CAPTURE_SUFFIX, CaptureStore
 from ._common import (
     RolloutRecords,
     capture_root,
     fmt_int,
     fmt_ms,
+    max_line_bytes_option,
     percentile,
     read_rollouts,
+    stderr,
     stdout,
 )
+from ._parallel import jobs_option, map_files
+from ._stats import FileStats, GroupStats, StatsJob, read_file_stats
 
 __all__ = ["StatsRow", "compute_stats", "show", "stats", "stats_table"]
 
@@ -44,40 +48,36 @@ class StatsRow(msgspec.Struct, kw_only=True):
     ttft_p95_ms: float | None
 
 
-def _known_sum(values: Iterable[int | None]) -> int | None:
-    known = [v for v in values if v is not None]
-    return sum(known) if known else None
-
-
-def _row(model: str | None, dialect: str | None, records: Sequence[ModelCallRecord]) -> StatsRow:
-    categories = Counter(r.error_category for r in records if r.error_category is not None)
-    latencies = [r.latency_total_ms for r in records if r.latency_total_ms is not None]
-    ttfts = [r.latency_ttft_ms for r in records if r.latency_ttft_ms is not None]
+def _row(model: str | None, dialect: str | None, group: GroupStats) -> StatsRow:
     return StatsRow(
         model=model,
         dialect=dialect,
-        calls=len(records),
-        errors=sum(categories.values()),
-        error_categories=dict(sorted(categories.items())),
-        tokens_in=_known_sum(r.tokens_in for r in records),
-        tokens_out=_known_sum(r.tokens_out for r in records),
-        tokens_reasoning=_known_sum(r.tokens_reasoning for r in records),
-        tokens_total=_known_sum(r.tokens_total for r in records),
-        cached_tokens=_known_sum(r.cached_tokens for r in records),
-        latency_p50_ms=percentile(latencies, 50),
-        latency_p95_ms=percentile(latencies, 95),
-        ttft_p50_ms=percentile(ttfts, 50),
-        ttft_p95_ms=percentile(ttfts, 95),
+        calls=group.calls,
+        errors=sum(group.categories.values()),
+        error_categories=dict(sorted(group.categories.items())),
+        tokens_in=group.token_sum("tokens_in"),
+        tokens_out=group.token_sum("tokens_out"),
+        tokens_reasoning=group.token_sum("tokens_reasoning"),
+        tokens_total=group.token_sum("tokens_total"),
+        cached_tokens=group.token_sum("cached_tokens"),
+        latency_p50_ms=percentile(group.latencies, 50),
+        latency_p95_ms=percentile(group.latencies, 95),
+        ttft_p50_ms=percentile(group.ttfts, 50),
+        ttft_p95_ms=percentile(group.ttfts, 95),
     )
+
+
+def _rows(summary: FileStats) -> list[StatsRow]:
+    groups = summary.groups
+    order = sorted(groups, key=lambda k: (k[0] is None, k[0] or "", k[1] is None, k[1] or ""))
+    return [_row(model, dialect, groups[(model, dialect)]) for model, dialect in order]
 
 
 def compute_stats(records: Iterable[ModelCallRecord]) -> list[StatsRow]:
     """One row per (model, dialect), sorted by model then dialect (unknowns last)."""
-    groups: dict[tuple[str | None, str | None], list[ModelCallRecord]] = {}
-    for record in records:
-        groups.setdefault((record.model, record.dialect), []).append(record)
-    order = sorted(groups, key=lambda k: (k[0] is None, k[0] or "", k[1] is None, k[1] or ""))
-    return [_row(model, dialect, groups[(model, dialect)]) for model, dialect in order]
+    summary = FileStats()
+    summary.add_records(records)
+    return _rows(summary)
 
 
 def _categories(counts: dict[str, int], sep: str = "\n") -> str:
@@ -123,30 +123,43 @@ def stats_table(rows: Sequence[StatsRow], title: str | None = None) -> Table:
 @click.option(
     "--json", "as_json", is_flag=True, help="Print the figures as a JSON list instead of a table."
 )
-def stats(directory: str, as_json: bool) -> None:
+@jobs_option()
+@max_line_bytes_option()
+def stats(directory: str, as_json: bool, jobs: int | None, max_line_bytes: int) -> None:
     """Calls, errors, tokens, latency and TTFT per model and dialect.
 
     DIR holds `<rollout_id>.capture.jsonl` files (or is a demo directory with
     `model-calls/` inside). Sums are over the calls that reported a value; percentiles
-    are nearest-rank, so each is a latency that was actually measured.
+    are nearest-rank, so each is a latency that was actually measured. Files are read
+    in parallel (`--jobs`), each in memory bounded by its own size; the output does not
+    depend on the number of jobs.
 
     \b
     Example:
       mcc stats /data/model-calls
       mcc stats ./mcc-demo --json | jq '.[] | {model, calls, latency_p95_ms}'
     """
-    rollouts = read_rollouts(capture_root(directory))
-    records = [record for rollout in rollouts for record in rollout.records]
-    rows = compute_stats(records)
-    unreadable = sum(r.invalid_count for r in rollouts)
+    root = capture_root(directory)
+    ids = CaptureStore(root).rollout_ids()
+    files = [StatsJob(root / f"{rollout_id}{CAPTURE_SUFFIX}", max_line_bytes) for rollout_id in ids]
+    summary = FileStats()
+    errors = []
+    for part in map_files(read_file_stats, files, jobs):
+        summary.merge(part)
+        if part.error is not None:
+            errors.append(part.error)
+    rows = _rows(summary)
+    for error in errors:
+        stderr().print(f"unreadable capture file: {error}", markup=False, soft_wrap=True)
     if as_json:
         click.echo(_codec.encode(rows).decode())
         return
     console = stdout()
-    console.print(stats_table(rows, title=f"{len(records)} calls in {len(rollouts)} rollouts"))
-    if unreadable:
+    console.print(stats_table(rows, title=f"{summary.calls} calls in {len(ids)} rollouts"))
+    if summary.damaged:
         console.print(
-            f"[yellow]{unreadable} unreadable lines skipped (mcc validate {directory} lists them)[/]"
+            f"[yellow]{summary.damaged} unreadable lines skipped "
+            f"(mcc validate {directory} lists them)[/]"
         )
 
 
@@ -204,7 +217,6 @@ def show(directory: str, rollout_id: str, payloads: bool, as_json: bool) -> None
       mcc show /data/model-calls 17-3-a1 --json --payloads > rollout.json
     """
     from ..collection import merge_model_call_capture_into_record
-    from ..store import CaptureStore
 
     root = capture_root(directory)
     known = CaptureStore(root).rollout_ids()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -12,11 +12,18 @@ import msgspec
 
 from .. import _codec
 from ..errors import UnsupportedFormatError
-from ..reader import RawLines, decode_capture_line
-from ..store import CAPTURE_SUFFIX
-from ._common import stderr, stdout
+from ..reader import DEFAULT_MAX_LINE_BYTES, OversizedLine, RawLines, decode_capture_line
+from ..records import decode_line_lazily
+from ..store import CAPTURE_SUFFIX, read_file_lines
+from ._common import max_line_bytes_option, stderr, stdout
+from ._parallel import jobs_option, map_files
 
-__all__ = ["Problem", "capture_files", "check_file", "validate"]
+__all__ = ["FileCheck", "Problem", "capture_files", "check_file", "validate"]
+
+# A line the contract accepts needs no other look: the conformance suite proves the
+# msgspec contract and the JSON Schema give the same verdict on every case. Only a line
+# it refuses is decoded again and run through jsonschema, to explain why.
+_REFUSED = (msgspec.DecodeError, UnicodeDecodeError, RecursionError, UnsupportedFormatError)
 
 # Above this much data a progress bar is worth drawing (only ever on a terminal).
 _PROGRESS_MIN_BYTES = 16 * 1024 * 1024
@@ -36,16 +43,20 @@ class Problem:
 
 
 def capture_files(paths: tuple[str, ...]) -> list[Path]:
-    """The files named, and every `*.capture.jsonl` under the directories named, sorted per argument."""
+    """The files named, and every `*.capture.jsonl` under the directories named, sorted per argument.
+
+    Whatever is named like a capture file is listed, a FIFO or a directory too: reading it
+    reports it as unreadable, by name, instead of skipping it in silence.
+    """
     files: list[Path] = []
     for arg in paths:
         path = Path(arg)
         if path.is_dir():
-            found = sorted(p for p in path.rglob(f"*{CAPTURE_SUFFIX}") if p.is_file())
+            found = sorted(path.rglob(f"*{CAPTURE_SUFFIX}"))
             if not found:
                 raise click.ClickException(f"{path}: no *{CAPTURE_SUFFIX} files in this directory")
             files.extend(found)
-        elif path.is_file():
+        elif path.exists():
             files.append(path)
         else:
             raise click.ClickException(f"{path}: no such file or directory")
@@ -76,41 +87,89 @@ def _contract_check(raw: bytes) -> str | None:
     return None
 
 
-def check_file(path: Path) -> tuple[int, list[Problem]]:
-    """The number of lines of one capture file, and its problems (1-based line numbers)."""
+@dataclass(frozen=True, slots=True)
+class FileCheck:
+    """A file for a worker: its path and the line cap (picklable)."""
+
+    path: Path
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
+
+
+@dataclass(slots=True)
+class _Checked:
+    count: int = 0
+    problems: list[Problem] = field(default_factory=list)
+
+
+def _check(job: FileCheck) -> _Checked:
+    count, problems = check_file(job.path, max_line_bytes=job.max_line_bytes)
+    return _Checked(count, problems)
+
+
+def check_file(
+    path: Path, *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
+) -> tuple[int, list[Problem]]:
+    """The number of lines of one capture file, and its problems (1-based line numbers).
+
+    The file is streamed (bounded memory whatever its size); a FIFO, a directory or an
+    unreadable file is one problem at line 0.
+    """
+    lines = read_file_lines(path, numbering="editor", max_line_bytes=max_line_bytes)
+    problems: list[Problem] = []
     try:
-        data = path.read_bytes()
+        problems.extend(_check_lines(path, lines))
     except OSError as exc:
-        return 0, [Problem(path, 0, f"cannot read: {exc.strerror or exc}")]
-    lines = RawLines((data,), numbering="editor")
-    problems = list(_check_lines(path, lines))
+        return lines.count, [*problems, Problem(path, 0, f"cannot read: {exc.strerror or exc}")]
     return lines.count, problems
 
 
 def _check_lines(path: Path, lines: RawLines) -> Iterator[Problem]:
     for number, raw in lines:  # blank lines are skipped: they carry no call
         try:
-            document = _codec.decode(raw)
-        except (_codec.DecodeError, UnicodeDecodeError) as exc:
-            torn = " (the last line has no newline: a torn write?)" if lines.unterminated else ""
-            yield Problem(path, number, f"invalid JSON: {_one_line(str(exc))}{torn}")
+            decode_line_lazily(raw, path=None, line_index=None)
+        except _REFUSED:
+            pass
+        else:
             continue
-        if not isinstance(document, dict):
-            yield Problem(path, number, f"not a JSON object but {type(document).__name__}")
+        if type(raw) is OversizedLine:
+            yield Problem(
+                path,
+                number,
+                f"line too long: {raw.size} bytes, over --max-line-bytes "
+                f"{lines.max_line_bytes} (not read)",
+            )
             continue
-        for reason in (_schema_check(document), _contract_check(raw)):
-            if reason is not None:
-                yield Problem(path, number, reason)
+        yield from _explain(path, number, raw, lines.unterminated)
+
+
+def _explain(path: Path, number: int, raw: bytes, unterminated: bool) -> Iterator[Problem]:
+    """Why the contract refused a line: invalid JSON, or the schema's and the contract's words."""
+    try:
+        document = _codec.decode(raw)
+    except (_codec.DecodeError, UnicodeDecodeError, RecursionError) as exc:
+        torn = " (the last line has no newline: a torn write?)" if unterminated else ""
+        yield Problem(path, number, f"invalid JSON: {_one_line(str(exc))}{torn}")
+        return
+    if not isinstance(document, dict):
+        yield Problem(path, number, f"not a JSON object but {type(document).__name__}")
+        return
+    for reason in (_schema_check(document), _contract_check(raw)):
+        if reason is not None:
+            yield Problem(path, number, reason)
 
 
 @click.command()
 @click.argument("paths", metavar="PATH...", nargs=-1, required=True)
-def validate(paths: tuple[str, ...]) -> None:
+@jobs_option()
+@max_line_bytes_option()
+def validate(paths: tuple[str, ...], jobs: int | None, max_line_bytes: int) -> None:
     """Check every line of every capture file against the JSON Schema and the typed contract.
 
     PATH is a capture file or a directory (searched recursively for *.capture.jsonl).
     Prints `file:line: reason` for each problem (1-based physical line numbers, as
-    editors count them), then a summary; exits with 1 when anything is wrong.
+    editors count them), then a summary; exits with 1 when anything is wrong. Files
+    are streamed and checked in parallel (`--jobs`); the output does not depend on the
+    number of jobs.
 
     \b
     Example:
@@ -120,7 +179,7 @@ def validate(paths: tuple[str, ...]) -> None:
     from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
 
     files = capture_files(paths)
-    sizes = [p.stat().st_size for p in files]
+    sizes = [_size(p) for p in files]
     err = stderr()
     show_progress = err.is_terminal and (
         sum(sizes) >= _PROGRESS_MIN_BYTES or len(files) >= _PROGRESS_MIN_FILES
@@ -138,10 +197,10 @@ def validate(paths: tuple[str, ...]) -> None:
         disable=not show_progress,
     ) as progress:
         task = progress.add_task("validate", total=sum(sizes))
-        for path, size in zip(files, sizes, strict=True):
-            count, problems = check_file(path)
-            total_lines += count
-            for problem in problems:
+        checks = [FileCheck(path, max_line_bytes) for path in files]
+        for checked, size in zip(map_files(_check, checks, jobs), sizes, strict=True):
+            total_lines += checked.count
+            for problem in checked.problems:
                 bad_lines.add((problem.path, problem.line))
                 out.print(str(problem), markup=False, highlight=False, soft_wrap=True)
             progress.advance(task, size)
@@ -153,3 +212,10 @@ def validate(paths: tuple[str, ...]) -> None:
         )
         raise click.exceptions.Exit(1)
     out.print(f"ok: {total_lines} lines in {len(files)} files are valid", markup=False)
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.lstat().st_size
+    except OSError:
+        return 0

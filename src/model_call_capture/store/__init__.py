@@ -37,10 +37,12 @@ a write.
 from __future__ import annotations
 
 from ._files import CAPTURE_SUFFIX, INCOMPLETE_SUFFIX
+from ._reading import read_file_lines
 from ._store import CaptureStore
 
 __all__ = [
     "CAPTURE_SUFFIX",
     "INCOMPLETE_SUFFIX",
     "CaptureStore",
+    "read_file_lines",
 ]

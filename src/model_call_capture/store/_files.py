@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import errno
 import os
+import stat
 from pathlib import Path
 
 from ..correlation import validate_rollout_id
-from ..errors import InvalidRolloutIdError
+from ..errors import InvalidRolloutIdError, NotARegularFileError
 
 __all__ = [
     "CAPTURE_SUFFIX",
@@ -65,13 +66,42 @@ def _create(path: str | Path, flags: int, *, root: Path, mode: int) -> int:
 
 
 def open_for_reading(path: Path) -> int | None:
-    """Open a capture file read-only, never through a symlink; None when it does not exist."""
+    """Open a capture file read-only, never through a symlink; None when it does not exist.
+
+    Only a regular file is read: anything else named like one raises `NotARegularFileError`
+    naming it. `O_NONBLOCK` makes opening a FIFO return at once instead of waiting for a
+    writer that may never come; on a regular file the flag changes nothing.
+    """
     try:
-        return os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
     except FileNotFoundError:
         return None
     except OSError as exc:
         raise explain_symlink(exc, path) from exc
+    try:
+        mode = os.fstat(fd).st_mode
+    except BaseException:
+        os.close(fd)
+        raise
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        raise NotARegularFileError(
+            errno.EINVAL, f"not a regular file ({_kind(mode)}), refusing to read it", str(path)
+        )
+    return fd
+
+
+def _kind(mode: int) -> str:
+    for test, name in (
+        (stat.S_ISDIR, "a directory"),
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+    ):
+        if test(mode):
+            return name
+    return "not a file"
 
 
 def explain_symlink(exc: OSError, path: str | Path) -> OSError:

@@ -1,4 +1,8 @@
-"""Reading a capture file's complete lines while writers append to it."""
+"""Reading a capture file's complete lines while writers append to it.
+
+The store's part of the one streaming reader (`model_call_capture.reader`): the bytes of
+a regular file in bounded chunks; `reader.RawLines` cuts them into lines.
+"""
 
 from __future__ import annotations
 
@@ -6,11 +10,13 @@ import fcntl
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Literal
 
+from ..reader import DEFAULT_MAX_LINE_BYTES, RawLines
 from ._files import open_for_reading
 from ._locking import flock
 
-__all__ = ["read_chunks"]
+__all__ = ["read_chunks", "read_file_lines"]
 
 _READ_CHUNK = 1 << 20
 
@@ -39,3 +45,17 @@ def read_chunks(path: Path) -> Iterator[bytes]:
             yield chunk
     finally:
         os.close(fd)
+
+
+def read_file_lines(
+    path: Path,
+    *,
+    numbering: Literal["gym", "editor"] = "gym",
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+) -> RawLines:
+    """The numbered lines of the capture file at `path` (any name), read as `read_chunks` reads.
+
+    The file is opened when the iteration starts: `NotARegularFileError` (an `OSError`)
+    for a FIFO or a directory, `OSError` when it cannot be read; nothing when it is missing.
+    """
+    return RawLines(read_chunks(path), numbering=numbering, max_line_bytes=max_line_bytes)

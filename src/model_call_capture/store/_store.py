@@ -10,11 +10,11 @@ from pathlib import Path
 
 from ..contracts import CaptureLine
 from ..correlation import validate_rollout_id
-from ..reader import CaptureLines, RawLines
+from ..reader import DEFAULT_MAX_LINE_BYTES, CaptureLines, RawLines
 from . import _writer
 from ._files import CAPTURE_SUFFIX, INCOMPLETE_SUFFIX, open_or_create, rollout_id_of
 from ._locking import flock
-from ._reading import read_chunks
+from ._reading import read_file_lines
 
 __all__ = ["CaptureStore"]
 
@@ -26,13 +26,22 @@ class CaptureStore:
 
     `root` is created on the first append if missing. `file_mode` is the permission of
     files this store creates (0600 by default: captures hold prompts and completions).
+    Readers count a line longer than `max_line_bytes` as damaged, without holding it.
     """
 
-    def __init__(self, root: str | os.PathLike[str], *, file_mode: int = 0o600) -> None:
+    def __init__(
+        self,
+        root: str | os.PathLike[str],
+        *,
+        file_mode: int = 0o600,
+        max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+    ) -> None:
         self.root = Path(root)
         """The capture directory."""
         self.file_mode = file_mode
         """Permission bits of created capture files and markers."""
+        self.max_line_bytes = max_line_bytes
+        """Lines longer than this are damaged (`LineTooLongError` for a strict read)."""
         self._files: dict[str, str] = {}
 
     def __repr__(self) -> str:
@@ -136,7 +145,15 @@ class CaptureStore:
         Indexes count non-blank lines from 0 (NeMo Gym's numbering). Bytes appended
         after the call started are not included. A missing file yields nothing.
         """
-        yield from RawLines(read_chunks(self.path(rollout_id)))
+        yield from self.lines(rollout_id)
+
+    def lines(self, rollout_id: str) -> RawLines:
+        """The rollout's numbered raw lines, as `iter_lines` yields them.
+
+        A `reader.RawLines`: `count` and `unterminated` are set once it is iterated; a line
+        over `max_line_bytes` is yielded as a `reader.OversizedLine`.
+        """
+        return read_file_lines(self.path(rollout_id), max_line_bytes=self.max_line_bytes)
 
     def read_available(self, rollout_id: str) -> tuple[list[tuple[int, CaptureLine]], int]:
         """Valid lines with their index, and the number of damaged lines.
@@ -146,10 +163,10 @@ class CaptureStore:
         format major raises `UnsupportedFormatError` naming file and line.
         """
         path = self.path(rollout_id)
-        lines = CaptureLines(RawLines(read_chunks(path)), path, strict=False)
+        lines = CaptureLines(self.lines(rollout_id), path, strict=False)
         return list(lines), lines.damaged
 
     def read(self, rollout_id: str) -> list[CaptureLine]:
         """Every line of the rollout; `DamagedLineError` naming file and line on the first damaged one."""
         path = self.path(rollout_id)
-        return [line for _, line in CaptureLines(RawLines(read_chunks(path)), path, strict=True)]
+        return [line for _, line in CaptureLines(self.lines(rollout_id), path, strict=True)]
