@@ -21,7 +21,7 @@ from model_call_capture.contracts import CAPTURE_LINE_FORMAT
 __all__ = ["write_rollouts"]
 
 
-def _line(rng: random.Random, i: int, pad: str) -> bytes:
+def _line(rng: random.Random, i: int, pad: str) -> bytes | bytearray:
     model = ("gpt-a", "gpt-b")[i % 2]
     return _codec.encode_line(
         {
