@@ -58,7 +58,11 @@ def _line(rollout: int, call: int, payload_bytes: int) -> bytes:
                     },
                 }
             ],
-            "usage": {"prompt_tokens": 100 + call, "completion_tokens": 7, "total_tokens": 107 + call},
+            "usage": {
+                "prompt_tokens": 100 + call,
+                "completion_tokens": 7,
+                "total_tokens": 107 + call,
+            },
         },
     }
     return json.dumps(line, separators=(",", ":")).encode() + b"\n"

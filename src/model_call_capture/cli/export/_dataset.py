@@ -224,6 +224,42 @@ def _without(path: Path, stale: set[str], out: Path, tmp: Path, mode: int) -> Pa
     return target if kept else None
 
 
+def _committed_parts(out: Path, generations: list[int]) -> list[Path]:
+    """The data files of committed generations; what killed runs left is removed."""
+    for entry in out.iterdir():  # the staging directories of killed runs
+        if _atomic.stale_pid(entry.name, "") is not None:
+            _atomic.remove(entry)
+    committed = {f"{g:06d}" for g in generations}
+    parts = []
+    for path in _part_files(out):
+        match = PART_FILE.fullmatch(path.name)
+        if match is None or match.group(1) not in committed:  # never committed
+            os.unlink(path)
+        else:
+            parts.append(path)
+    return parts
+
+
+def _swap_in(rewritten: list[tuple[Path, Path | None]], new: Path, out: Path) -> None:
+    """Replace old files by their rewritten copies (None: delete), then move the new ones in.
+
+    Old rows go first: a kill from here on can lose rows until the next run, never double them.
+    """
+    touched = {path.parent for path, _ in rewritten}
+    for path, copy in rewritten:
+        if copy is None:
+            os.unlink(path)
+        else:
+            os.replace(copy, path)
+    for path in _part_files(new) if new.is_dir() else []:
+        target = out / path.relative_to(new)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(path, target)
+        touched.add(target.parent)
+    for directory in sorted(touched):
+        _atomic.fsync_dir(directory)
+
+
 def update_dataset(
     paths: Sequence[Path],
     out: Path,
@@ -253,18 +289,8 @@ def update_dataset(
             f"{','.join(manifest.get('partition_by') or []) or '-'}; export it again without "
             "--incremental to change them"
         )
-    for entry in out.iterdir():  # the staging directories of killed runs
-        if _atomic.stale_pid(entry.name, "") is not None:
-            _atomic.remove(entry)
     generations: list[int] = list(manifest.get("generations") or [])
-    committed = {f"{g:06d}" for g in generations}
-    parts = []
-    for path in _part_files(out):
-        match = PART_FILE.fullmatch(path.name)
-        if match is None or match.group(1) not in committed:  # a killed run's, never committed
-            os.unlink(path)
-        else:
-            parts.append(path)
+    parts = _committed_parts(out, generations)
     state = capture_state(paths)
     known: dict[str, Any] = manifest.get("captures") or {}
     changed = [p for p in paths if p.name in state and known.get(p.name) != state[p.name]]
@@ -294,23 +320,7 @@ def update_dataset(
                 (path, None if whole else _without(path, stale, out, tmp / "old", mode))
             )
     _atomic.fsync_tree(tmp)
-    for (
-        path,
-        copy,
-    ) in rewritten:  # old rows go first: a kill from here on loses rows, never doubles them
-        if copy is None:
-            os.unlink(path)
-        else:
-            os.replace(copy, path)
-    new = tmp / "new"
-    touched = {path.parent for path, _ in rewritten}
-    for path in _part_files(new) if new.is_dir() else []:
-        target = out / path.relative_to(new)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        os.replace(path, target)
-        touched.add(target.parent)
-    for directory in sorted(touched):
-        _atomic.fsync_dir(directory)
+    _swap_in(rewritten, tmp / "new", out)
     data = _manifest(payloads, partition_by, [*generations, generation], state)
     _write_manifest(out, data, mode)
     _atomic.remove(tmp)
