@@ -323,3 +323,15 @@ def test_peak_memory_does_not_grow_with_the_directory(tmp_path: Path, payloads: 
     assert pq.ParquetFile(tmp_path / "b.parquet").metadata.num_rows == 20_000
     bound = size * 3 // 4 if payloads else size // 2
     assert peak - base < bound, f"{(peak - base) / 2**20:.0f} MiB over a 1-rollout export"
+
+
+def test_a_dataset_never_replaces_a_directory_it_did_not_write(
+    demo_calls: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("keep me")
+    assert mcc("export", str(demo_calls), "--out", str(mine), "--partition-by", "model") == 1
+    assert mcc("export", str(demo_calls), "--out", str(mine), "--incremental") == 1
+    assert (mine / "notes.txt").read_text() == "keep me"
+    assert "not an mcc export dataset" in capsys.readouterr().err

@@ -145,7 +145,15 @@ def write_dataset_dir(
     row_group_size: int,
     jobs: int,
 ) -> Counts:
-    """Write a whole new dataset into a temporary directory, then swap it in place of `out`."""
+    """Write a whole new dataset into a temporary directory, then swap it in place of `out`.
+
+    `out` must be absent, empty, or a dataset an export wrote: the swap deletes what it replaces.
+    """
+    if out.is_dir() and any(out.iterdir()) and not (out / EXPORT_MANIFEST).is_file():
+        raise click.ClickException(
+            f"{out}: a directory that is not an mcc export dataset (no {EXPORT_MANIFEST}); "
+            "name a new or empty directory"
+        )
     state = capture_state(paths)
     tmp = _atomic.temp_path(out)
     _atomic.remove(tmp)
