@@ -114,7 +114,7 @@ def main() -> None:
     else:
         size = sum(p.stat().st_size for p in captures.iterdir())
     print(f"{ns.rollouts} rollouts x {ns.calls} calls, {size / 2**20:.0f} MiB in {captures}")
-    sources = {"after": None}
+    sources: dict[str, str | None] = {"after": None}
     if os.environ.get("MCC_BEFORE_SRC"):
         sources = {"before": os.environ["MCC_BEFORE_SRC"], "after": os.environ.get("PYTHONPATH")}
     for label, src in sources.items():
