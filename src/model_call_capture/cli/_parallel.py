@@ -7,11 +7,13 @@ number of workers.
 
 from __future__ import annotations
 
+import itertools
 import multiprocessing
 import os
 import threading
+from collections import deque
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
 from typing import TypeVar
 
 import click
@@ -45,11 +47,12 @@ def jobs_option() -> Callable[[Callable[..., object]], Callable[..., object]]:
 def map_files(fn: Callable[[_P], _R], paths: Sequence[_P], jobs: int | None) -> Iterator[_R]:
     """`fn(path)` for each of `paths`, yielded in input order, computed by up to `jobs` processes.
 
-    `fn` must be a module-level function (it is pickled to the workers) and should return
-    a small result: the point is that no worker's data crosses to the parent whole. With
-    one job, one path, or other threads running, everything runs in this process.
-    A worker's exception is raised here, in order: after the results of the files before
-    its batch (files go to workers in batches of a few; the rest of that batch is lost).
+    `fn` must be picklable (a module-level function, or a `functools.partial` of one). Files
+    go to workers a few at a time and at most `2 * jobs` batches are in flight, so memory
+    is bounded by a few batches of results, not by the number of files, however slowly
+    the caller consumes them. With one job, one path, or other threads running,
+    everything runs in this process. A worker's exception is raised here, in order,
+    after the results of the files before its batch.
     """
     jobs = default_jobs() if jobs is None else jobs
     jobs = min(jobs, len(paths))
@@ -61,6 +64,18 @@ def map_files(fn: Callable[[_P], _R], paths: Sequence[_P], jobs: int | None) -> 
         for path in paths:
             yield fn(path)
         return
+    batches = iter([paths[i : i + _BATCH] for i in range(0, len(paths), _BATCH)])
     context = multiprocessing.get_context("fork")
     with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
-        yield from pool.map(fn, paths, chunksize=_BATCH)
+        pending: deque[Future[list[_R]]] = deque(
+            pool.submit(_run_batch, fn, batch) for batch in itertools.islice(batches, 2 * jobs)
+        )
+        while pending:
+            results = pending.popleft().result()
+            for batch in itertools.islice(batches, 1):
+                pending.append(pool.submit(_run_batch, fn, batch))
+            yield from results
+
+
+def _run_batch(fn: Callable[[_P], _R], paths: Sequence[_P]) -> list[_R]:
+    return [fn(path) for path in paths]

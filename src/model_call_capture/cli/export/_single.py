@@ -1,0 +1,180 @@
+"""One export file, written rollout by rollout: Parquet (bounded row groups) or JSONL.
+
+Every rollout is read in a worker (`map_files`) and comes back as one Arrow table or one
+block of JSONL; the writer here consumes them in rollout order, so memory is bounded by
+a row group and the rollouts in flight, never by the directory, and the bytes written do
+not depend on the number of workers.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import msgspec
+
+from ... import _codec
+from ...arrow import PAYLOAD_COLUMNS, iter_record_batches, record_schema
+from ...records import read_available_model_call_records
+from ...store import CAPTURE_SUFFIX, CaptureStore
+from .._parallel import map_files
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+__all__ = [
+    "ROW_GROUP_BYTES",
+    "Counts",
+    "rollout_jsonl",
+    "rollout_table",
+    "rollout_tables",
+    "write_jsonl",
+    "write_parquet",
+]
+
+ROW_GROUP_BYTES = 32 << 20
+"""Arrow bytes after which a row group is cut before `--row-group-size` rows (payloads)."""
+
+_COMPACT_EVERY = 64
+
+_UNSET_PAYLOADS = dict.fromkeys(PAYLOAD_COLUMNS, msgspec.UNSET)
+
+
+@dataclass(slots=True)
+class Counts:
+    """What an export wrote and what it had to leave out."""
+
+    rows: int = 0
+    damaged: int = 0
+    out_of_range: int = 0
+
+
+def rollout_table(payloads: bool, path: Path) -> tuple[bytes, int, int]:
+    """One capture file as one Arrow table in IPC stream bytes, its damaged lines and nulled values.
+
+    Bytes, because a process pool pickles results: one blob pickles far faster than a
+    table of many small buffers.
+    """
+    import pyarrow as pa
+
+    batches = iter_record_batches([path], payloads=payloads)
+    table = pa.Table.from_batches(list(batches), schema=record_schema(payloads))
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema) as writer:
+        writer.write_table(table)
+    return sink.getvalue().to_pybytes(), batches.damaged, batches.out_of_range
+
+
+def rollout_tables(
+    paths: Sequence[Path], payloads: bool, jobs: int, counts: Counts
+) -> Iterator[pa.Table]:
+    """The table of each capture file in order, read on `jobs` processes; `counts` grows."""
+    import pyarrow as pa
+
+    for data, damaged, out_of_range in map_files(
+        functools.partial(rollout_table, payloads), paths, jobs
+    ):
+        table = pa.ipc.open_stream(data).read_all()
+        counts.rows += table.num_rows
+        counts.damaged += damaged
+        counts.out_of_range += out_of_range
+        yield table
+
+
+class _RowGroups:
+    """Tables in, row groups out: `limit` rows each, fewer once they pass `ROW_GROUP_BYTES`.
+
+    Boundaries depend only on the rows, so the file is the same whatever the workers.
+    """
+
+    def __init__(self, writer: pq.ParquetWriter, limit: int) -> None:
+        self.writer = writer
+        self.limit = limit
+        self.chunks: list[pa.Table] = []  # compacted
+        self.small: list[pa.Table] = []  # as they came
+        self.rows = 0
+        self.size = 0
+
+    def add(self, table: pa.Table) -> None:
+        self.small.append(table)
+        self.rows += table.num_rows
+        self.size += table.nbytes
+        if len(self.small) >= _COMPACT_EVERY:
+            self._compact()
+        while self.rows >= self.limit:
+            self._flush(self.limit)
+        if self.size >= ROW_GROUP_BYTES:
+            self._flush(self.rows)
+
+    def close(self) -> None:
+        if self.rows:
+            self._flush(self.rows)
+
+    def _compact(self) -> None:
+        # Each small table holds a few buffers per column, which cost far more than
+        # their bytes: copy them into one.
+        import pyarrow as pa
+
+        if self.small:
+            self.chunks.append(pa.concat_tables(self.small).combine_chunks())
+            self.small = []
+
+    def _flush(self, rows: int) -> None:
+        import pyarrow as pa
+
+        self._compact()
+        table = pa.concat_tables(self.chunks)
+        self.writer.write_table(table.slice(0, rows), row_group_size=rows)
+        rest = table.slice(rows).combine_chunks()  # frees the rows written
+        self.chunks = [rest] if rest.num_rows else []
+        self.rows = rest.num_rows
+        self.size = rest.nbytes
+
+
+def write_parquet(
+    paths: Sequence[Path], out: Path, *, payloads: bool, row_group_size: int, jobs: int
+) -> Counts:
+    """Write the calls of `paths` to the Parquet file `out` (zstd, fixed schema)."""
+    import pyarrow.parquet as pq
+
+    counts = Counts()
+    schema = record_schema(payloads)
+    # Dictionaries of payload text only cost memory: payloads hardly ever repeat.
+    dictionary = [name for name in schema.names if name not in PAYLOAD_COLUMNS]
+    with pq.ParquetWriter(out, schema, compression="zstd", use_dictionary=dictionary) as writer:
+        groups = _RowGroups(writer, row_group_size)
+        for table in rollout_tables(paths, payloads, jobs, counts):
+            groups.add(table)
+        groups.close()
+    return counts
+
+
+def rollout_jsonl(payloads: bool, path: Path) -> tuple[bytes, int, int]:
+    """One capture file's calls as JSONL rows (`rollout_id` first), and its damaged lines."""
+    rollout_id = path.name.removesuffix(CAPTURE_SUFFIX)
+    records, damaged = read_available_model_call_records(CaptureStore(path.parent), rollout_id)
+    out = bytearray()
+    for record in records:
+        if not payloads:  # unset fields are not encoded: the payloads are never decoded
+            record = msgspec.structs.replace(record, **_UNSET_PAYLOADS)
+        row = {"rollout_id": rollout_id}
+        row.update(record.to_dict())
+        out += _codec.encode_line(row)
+    return bytes(out), damaged, len(records)
+
+
+def write_jsonl(paths: Sequence[Path], out: Path, *, payloads: bool, jobs: int) -> Counts:
+    """Write the calls of `paths` to the JSONL file `out`, one row per call."""
+    counts = Counts()
+    with out.open("wb") as f:
+        for data, damaged, rows in map_files(
+            functools.partial(rollout_jsonl, payloads), paths, jobs
+        ):
+            f.write(data)
+            counts.rows += rows
+            counts.damaged += damaged
+    return counts
