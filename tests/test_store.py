@@ -532,9 +532,31 @@ def test_incomplete_marker_clear_and_rollout_ids(tmp_path: Path) -> None:
     assert [ln.model_call_id for ln in store.read("1-1")] == ["fresh"]
 
 
-def test_msgspec_errors_are_what_read_available_counts() -> None:
-    # The store treats exactly these as damage; guard against a msgspec rename.
-    assert issubclass(msgspec.ValidationError, msgspec.DecodeError)
+def test_read_available_counts_each_kind_of_damage_and_keeps_every_good_line(
+    tmp_path: Path,
+) -> None:
+    # One line of each kind of damage the reader must count, not raise on: JSON that is
+    # not JSON, JSON of the wrong shape, bytes that are not UTF-8, nesting too deep for
+    # the decoder, and a torn last line; the good lines keep their gym index.
+    store = CaptureStore(tmp_path)
+    good = [msgspec.json.encode(_line(f"ok-{i}")) for i in range(3)]
+    damaged = [
+        b'{"model_call_id": "torn", "requ',
+        b'{"model_call_id": 5}',
+        b'{"model_call_id": "\xff\xfe not utf-8"}',
+        b"[" * 100_000 + b"]" * 100_000,
+    ]
+    body = b"\n".join([good[0], damaged[0], b"", damaged[1], good[1], damaged[2], damaged[3]])
+    body += b"\n" + good[2] + b"\n" + b'{"model_call_id": "cut'  # torn by a crash, no newline
+    store.path("r").write_bytes(body)
+
+    lines, count = store.read_available("r")
+
+    assert [(i, line.model_call_id) for i, line in lines] == [(0, "ok-0"), (3, "ok-1"), (6, "ok-2")]
+    assert count == 5
+    with pytest.raises(DamagedLineError) as caught:
+        store.read("r")
+    assert caught.value.line_index == 1
 
 
 _KILLED_WRITER = """
