@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import itertools
 import json
 import os
 import stat
@@ -191,6 +192,34 @@ def test_an_unwritable_directory_raises_oserror(tmp_path: Path) -> None:
         assert raised.value.errno == errno.EROFS
     finally:
         subprocess.run(["umount", str(target)], check=True)
+
+
+def test_creating_a_capture_file_fsyncs_its_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A file's own fsync does not make its directory entry durable: a crash could lose a
+    # new capture file whole. Spy on every fsync and note which were of the directory.
+    real_fsync = os.fsync
+    synced: list[tuple[str, bool]] = []  # (what the fd is, did the capture file exist then)
+    root = tmp_path / "captures"
+    store = CaptureStore(root)
+
+    def spy(fd: int) -> None:
+        st = os.fstat(fd)
+        is_root = stat.S_ISDIR(st.st_mode) and os.path.samestat(st, os.stat(root))
+        kind = "root" if is_root else "dir" if stat.S_ISDIR(st.st_mode) else "file"
+        synced.append((kind, store.path("r").exists()))
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", spy)
+    store.append("r", _line("first"))
+    assert ("root", True) in synced  # the directory, after the file was created in it
+    assert [kind for kind, _ in synced if kind != "file"] == ["root"]
+    synced.clear()
+    store.append("r", _line("second"))
+    assert [kind for kind, _ in synced] == ["file"]  # an existing file: only its own fsync
+    store.mark_incomplete("r")
+    assert [kind for kind, _ in synced] == ["file", "root"]
 
 
 def test_a_failed_fsync_fails_the_append(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -616,6 +645,58 @@ def test_writers_killed_mid_append_lose_no_acknowledged_line(tmp_path: Path) -> 
     lines_after, damaged_after = store.read_available("crashy")
     assert lines_after[-1][1].model_call_id == "after-the-crashes"
     assert damaged_after == damaged
+
+
+def test_an_append_racing_clear_never_writes_into_the_cleared_file(tmp_path: Path) -> None:
+    # Real threads append without pause while clear() runs again and again. Before each
+    # clear the test keeps the file open, so the cleared inode stays readable: once clear()
+    # has returned, no append may write into it (a line written there is read by no one),
+    # and every acknowledged line is in the live file or was in a file before it was cleared.
+    store = CaptureStore(tmp_path)
+    path = store.path("r")
+    stop = threading.Event()
+    acknowledged: list[str] = []
+    failures: list[BaseException] = []
+
+    def writer(n: int) -> None:
+        try:
+            for i in itertools.count():
+                if stop.is_set():
+                    return
+                store.append("r", _line(f"w{n}-{i}"))
+                acknowledged.append(f"w{n}-{i}")
+        except BaseException as exc:  # reported below, not lost in the thread
+            failures.append(exc)
+
+    threads = [threading.Thread(target=writer, args=(n,)) for n in range(4)]
+    for thread in threads:
+        thread.start()
+    cleared: list[tuple[int, int]] = []  # (fd of a cleared file, its size when clear returned)
+    try:
+        while len(cleared) < 150 and not failures:
+            try:
+                fd = os.open(path, os.O_RDONLY)
+            except FileNotFoundError:
+                continue
+            store.clear("r")
+            cleared.append((fd, os.fstat(fd).st_size))
+    finally:
+        stop.set()
+        for thread in threads:
+            thread.join()
+    assert failures == []
+    try:
+        written_after_clear = [size for fd, size in cleared if os.fstat(fd).st_size != size]
+        seen = {line.model_call_id for line in store.read("r")}
+        for fd, _ in cleared:
+            seen.update(
+                json.loads(raw)["model_call_id"] for raw in os.pread(fd, 1 << 26, 0).splitlines()
+            )
+    finally:
+        for fd, _ in cleared:
+            os.close(fd)
+    assert written_after_clear == []
+    assert set(acknowledged) <= seen
 
 
 def test_a_filesystem_without_flock_still_captures(
