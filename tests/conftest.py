@@ -18,9 +18,30 @@ CORPUS = SHARED / "corpus"
 GYM_REFERENCE = SHARED / "gym-reference"
 
 
+def in_ci() -> bool:
+    """True in CI (`CI` set, as CI services and `.ci/run` set it)."""
+    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
+
+
+def require_capability(name: str, available: bool, why: str) -> None:
+    """Go on when `available`; else fail in CI and skip elsewhere, saying why.
+
+    For a test that needs something of the machine (root, mounts, loop devices, Node.js,
+    the corpus in ../shared). The CI machine has all of them, so there a missing one means
+    the test did not run: that must be a failure, never a skip or a weaker stand-in.
+    """
+    if available:
+        return
+    message = f"needs {name}: {why}"
+    if in_ci():
+        pytest.fail(f"{message} (CI provides it, so its absence fails the test)")
+    pytest.skip(message)
+
+
 def _require(path: Path, what: str) -> Path:
-    if not path.is_dir():
-        pytest.skip(f"{what} not found at {path}: it lives in ../shared beside the repository")
+    require_capability(
+        what, path.is_dir(), f"not found at {path}: it lives in ../shared beside the repository"
+    )
     return path
 
 

@@ -17,6 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conftest import require_capability
 from model_call_capture.contracts import CaptureLine, ModelRef
 from model_call_capture.errors import (
     DamagedLineError,
@@ -181,8 +182,11 @@ def test_an_unwritable_directory_raises_oserror(tmp_path: Path) -> None:
     # Root ignores permission bits, so make the directory unwritable for real: a read-only
     # bind mount of it onto itself.
     mounted = subprocess.run(["mount", "--bind", str(target), str(target)], capture_output=True)
-    if mounted.returncode != 0:
-        pytest.skip(f"root without mount rights: {mounted.stderr.decode().strip()}")
+    require_capability(
+        "mount (a read-only bind mount, as root)",
+        mounted.returncode == 0,
+        f"root without mount rights: {mounted.stderr.decode().strip()}",
+    )
     try:
         subprocess.run(
             ["mount", "-o", "remount,ro,bind", str(target)], check=True, capture_output=True

@@ -23,7 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from syrupy.extensions.json import JSONSnapshotExtension
 
-from conftest import CORPUS, state_failures
+from conftest import CORPUS, require_capability, state_failures
 from memory_tools import reassemble_in_chunks, traced_peak
 from model_call_capture.contracts import ToolCall
 from model_call_capture.dialects import messages
@@ -353,7 +353,7 @@ def test_arbitrary_bytes_never_raise(data: bytes) -> None:
 @given(st.data())
 def test_mutated_real_streams_never_raise(data: st.DataObject) -> None:
     if not STREAMS:
-        pytest.skip("corpus not found")
+        require_capability("the recorded corpus", False, f"not found at {CORPUS}")
     body = bytearray(corpus_stream(data.draw(st.sampled_from(STREAMS[:40]), label="stream")))
     for _ in range(data.draw(st.integers(1, 8), label="mutations")):
         pos = data.draw(st.integers(0, len(body)), label="pos")
@@ -372,7 +372,7 @@ def test_mutated_real_streams_never_raise(data: st.DataObject) -> None:
 @given(st.data())
 def test_any_chunking_gives_the_same_result(data: st.DataObject) -> None:
     if not STREAMS:
-        pytest.skip("corpus not found")
+        require_capability("the recorded corpus", False, f"not found at {CORPUS}")
     body = corpus_stream(data.draw(st.sampled_from(STREAMS), label="stream")).replace(
         b"\n", b"\r\n"
     )
