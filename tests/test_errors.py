@@ -35,12 +35,6 @@ from model_call_capture.contracts import CAPTURE_LINE_FORMAT
 from model_call_capture.schemas import load_schema, validate
 
 _NEWER_FORMAT = CAPTURE_LINE_FORMAT.split("/")[0] + "/99"
-_COLLECTOR_NOT_YET = pytest.mark.xfail(
-    strict=True,
-    reason="collection.py still raises its own CollectorBusyError; once it raises "
-    "model_call_capture.errors.CollectorBusyError (and the package exports that one), "
-    "drop this mark",
-)
 
 
 def _bad_rollout_id(tmp_path: Path) -> None:
@@ -100,13 +94,7 @@ def _second_collector(tmp_path: Path) -> None:
         (_bad_settings, CaptureConfigError, ValueError),
         (_unknown_schema, UnknownSchemaError, LookupError),
         (_rejected_document, SchemaValidationError, ValueError),
-        pytest.param(
-            _second_collector,
-            CollectorBusyError,
-            RuntimeError,
-            marks=_COLLECTOR_NOT_YET,
-            id="_second_collector",
-        ),
+        (_second_collector, CollectorBusyError, RuntimeError),
     ],
     ids=lambda value: getattr(value, "__name__", None),
 )
@@ -138,10 +126,7 @@ def _exported_exceptions() -> list[str]:
 
 @pytest.mark.parametrize(
     "name",
-    [
-        pytest.param(name, marks=_COLLECTOR_NOT_YET) if name == "CollectorBusyError" else name
-        for name in _exported_exceptions()
-    ],
+    _exported_exceptions(),
 )
 def test_every_exported_exception_is_a_capture_error_of_the_tree(name: str) -> None:
     exported = getattr(model_call_capture, name)
