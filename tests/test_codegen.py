@@ -13,7 +13,6 @@ the session fixture runs `npm ci --prefix codegen` itself (CI does too).
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -24,6 +23,8 @@ import pytest
 from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
+
+from conftest import require_capability
 
 REPO = Path(__file__).resolve().parents[1]
 CODEGEN = REPO / "codegen"
@@ -39,9 +40,8 @@ def node_modules() -> Path:
         npm = shutil.which("npm")
         if npm is None or shutil.which("node") is None:
             needed = "Node.js >= 20 and npm are needed for the TypeScript checks: install them, then run `npm ci --prefix codegen`"
-            if os.environ.get("CI"):
-                pytest.fail(needed)  # .ci/run installs them, so in CI their absence is a failure
-            pytest.skip(needed)
+            require_capability("Node.js and npm", False, needed)  # .ci/run installs them
+        assert npm is not None
         done = subprocess.run(
             [npm, "ci", "--prefix", str(CODEGEN), "--no-audit", "--no-fund"],
             capture_output=True,

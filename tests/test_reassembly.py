@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import CORPUS, FULL_CORPUS
+from conftest import CORPUS, FULL_CORPUS, state_failures
 from model_call_capture import reassembly
 from model_call_capture.dialects import DIALECTS as DIALECT_MODULES
 from model_call_capture.reassembly import StreamReassembler, StreamResult, reassemble_stream
@@ -190,6 +190,7 @@ def test_arbitrary_bytes_never_raise(dialect: str, pieces: list[bytes], cuts: li
     assert isinstance(result, StreamResult)
     assert result.truncated == (result.terminal is None)
     assert reassemble_stream(dialect, body) == result.response
+    assert state_failures(result.dropped) == []
 
 
 def mutate(body: bytes, rng: random.Random) -> bytes:
@@ -233,6 +234,7 @@ def test_mutated_real_streams_never_raise(path: Path, seed: int, rounds: int) ->
     result = reassemble(dialect, cut(body, [rng.randrange(len(body) + 1) for _ in range(5)]))
     assert isinstance(result, StreamResult)
     assert result.truncated == (result.terminal is None)
+    assert state_failures(result.dropped) == []
 
 
 class _BuggyState:

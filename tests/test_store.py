@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import errno
 import fcntl
+import itertools
 import json
 import os
 import stat
@@ -17,6 +18,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conftest import require_capability
 from model_call_capture.contracts import CaptureLine, ModelRef
 from model_call_capture.errors import (
     DamagedLineError,
@@ -181,8 +183,11 @@ def test_an_unwritable_directory_raises_oserror(tmp_path: Path) -> None:
     # Root ignores permission bits, so make the directory unwritable for real: a read-only
     # bind mount of it onto itself.
     mounted = subprocess.run(["mount", "--bind", str(target), str(target)], capture_output=True)
-    if mounted.returncode != 0:
-        pytest.skip(f"root without mount rights: {mounted.stderr.decode().strip()}")
+    require_capability(
+        "mount (a read-only bind mount, as root)",
+        mounted.returncode == 0,
+        f"root without mount rights: {mounted.stderr.decode().strip()}",
+    )
     try:
         subprocess.run(
             ["mount", "-o", "remount,ro,bind", str(target)], check=True, capture_output=True
@@ -192,6 +197,34 @@ def test_an_unwritable_directory_raises_oserror(tmp_path: Path) -> None:
         assert raised.value.errno == errno.EROFS
     finally:
         subprocess.run(["umount", str(target)], check=True)
+
+
+def test_creating_a_capture_file_fsyncs_its_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A file's own fsync does not make its directory entry durable: a crash could lose a
+    # new capture file whole. Spy on every fsync and note which were of the directory.
+    real_fsync = os.fsync
+    synced: list[tuple[str, bool]] = []  # (what the fd is, did the capture file exist then)
+    root = tmp_path / "captures"
+    store = CaptureStore(root)
+
+    def spy(fd: int) -> None:
+        st = os.fstat(fd)
+        is_root = stat.S_ISDIR(st.st_mode) and os.path.samestat(st, os.stat(root))
+        kind = "root" if is_root else "dir" if stat.S_ISDIR(st.st_mode) else "file"
+        synced.append((kind, store.path("r").exists()))
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", spy)
+    store.append("r", _line("first"))
+    assert ("root", True) in synced  # the directory, after the file was created in it
+    assert [kind for kind, _ in synced if kind != "file"] == ["root"]
+    synced.clear()
+    store.append("r", _line("second"))
+    assert [kind for kind, _ in synced] == ["file"]  # an existing file: only its own fsync
+    store.mark_incomplete("r")
+    assert [kind for kind, _ in synced] == ["file", "root"]
 
 
 def test_a_failed_fsync_fails_the_append(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -533,9 +566,31 @@ def test_incomplete_marker_clear_and_rollout_ids(tmp_path: Path) -> None:
     assert [ln.model_call_id for ln in store.read("1-1")] == ["fresh"]
 
 
-def test_msgspec_errors_are_what_read_available_counts() -> None:
-    # The store treats exactly these as damage; guard against a msgspec rename.
-    assert issubclass(msgspec.ValidationError, msgspec.DecodeError)
+def test_read_available_counts_each_kind_of_damage_and_keeps_every_good_line(
+    tmp_path: Path,
+) -> None:
+    # One line of each kind of damage the reader must count, not raise on: JSON that is
+    # not JSON, JSON of the wrong shape, bytes that are not UTF-8, nesting too deep for
+    # the decoder, and a torn last line; the good lines keep their gym index.
+    store = CaptureStore(tmp_path)
+    good = [msgspec.json.encode(_line(f"ok-{i}")) for i in range(3)]
+    damaged = [
+        b'{"model_call_id": "torn", "requ',
+        b'{"model_call_id": 5}',
+        b'{"model_call_id": "\xff\xfe not utf-8"}',
+        b"[" * 100_000 + b"]" * 100_000,
+    ]
+    body = b"\n".join([good[0], damaged[0], b"", damaged[1], good[1], damaged[2], damaged[3]])
+    body += b"\n" + good[2] + b"\n" + b'{"model_call_id": "cut'  # torn by a crash, no newline
+    store.path("r").write_bytes(body)
+
+    lines, count = store.read_available("r")
+
+    assert [(i, line.model_call_id) for i, line in lines] == [(0, "ok-0"), (3, "ok-1"), (6, "ok-2")]
+    assert count == 5
+    with pytest.raises(DamagedLineError) as caught:
+        store.read("r")
+    assert caught.value.line_index == 1
 
 
 _KILLED_WRITER = """
@@ -595,6 +650,58 @@ def test_writers_killed_mid_append_lose_no_acknowledged_line(tmp_path: Path) -> 
     lines_after, damaged_after = store.read_available("crashy")
     assert lines_after[-1][1].model_call_id == "after-the-crashes"
     assert damaged_after == damaged
+
+
+def test_an_append_racing_clear_never_writes_into_the_cleared_file(tmp_path: Path) -> None:
+    # Real threads append without pause while clear() runs again and again. Before each
+    # clear the test keeps the file open, so the cleared inode stays readable: once clear()
+    # has returned, no append may write into it (a line written there is read by no one),
+    # and every acknowledged line is in the live file or was in a file before it was cleared.
+    store = CaptureStore(tmp_path)
+    path = store.path("r")
+    stop = threading.Event()
+    acknowledged: list[str] = []
+    failures: list[BaseException] = []
+
+    def writer(n: int) -> None:
+        try:
+            for i in itertools.count():
+                if stop.is_set():
+                    return
+                store.append("r", _line(f"w{n}-{i}"))
+                acknowledged.append(f"w{n}-{i}")
+        except BaseException as exc:  # reported below, not lost in the thread
+            failures.append(exc)
+
+    threads = [threading.Thread(target=writer, args=(n,)) for n in range(4)]
+    for thread in threads:
+        thread.start()
+    cleared: list[tuple[int, int]] = []  # (fd of a cleared file, its size when clear returned)
+    try:
+        while len(cleared) < 150 and not failures:
+            try:
+                fd = os.open(path, os.O_RDONLY)
+            except FileNotFoundError:
+                continue
+            store.clear("r")
+            cleared.append((fd, os.fstat(fd).st_size))
+    finally:
+        stop.set()
+        for thread in threads:
+            thread.join()
+    assert failures == []
+    try:
+        written_after_clear = [size for fd, size in cleared if os.fstat(fd).st_size != size]
+        seen = {line.model_call_id for line in store.read("r")}
+        for fd, _ in cleared:
+            seen.update(
+                json.loads(raw)["model_call_id"] for raw in os.pread(fd, 1 << 26, 0).splitlines()
+            )
+    finally:
+        for fd, _ in cleared:
+            os.close(fd)
+    assert written_after_clear == []
+    assert set(acknowledged) <= seen
 
 
 def test_a_filesystem_without_flock_still_captures(

@@ -191,6 +191,22 @@ def test_several_capture_dirs_are_read_in_order(tmp_path: Path) -> None:
     assert attachment["metrics"]["num_calls"] == 2
 
 
+@pytest.mark.parametrize("marked", ["a", "b"])
+def test_an_incomplete_marker_in_any_of_several_capture_dirs_is_a_gap(
+    tmp_path: Path, marked: str
+) -> None:
+    # A write that failed in one directory leaves the rollout incomplete whatever the
+    # other directories hold: the marker of the first one must not be forgotten.
+    for name in ("a", "b"):
+        CaptureStore(tmp_path / name).append("r", capture_line(name))
+    CaptureStore(tmp_path / marked).mark_incomplete("r")
+    attachment = merge_model_call_capture_into_record(
+        {"_ng_rollout_id": "r"}, [tmp_path / "a", tmp_path / "b"]
+    )["ng_model_call_capture"]
+    assert [c["model_call_id"] for c in attachment["calls"]] == ["a", "b"]
+    assert attachment["gaps"] == [{"code": "model_call_capture_incomplete"}]
+
+
 def test_a_record_without_a_rollout_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="names no rollout"):
         merge_model_call_capture_into_record({"reward": 1}, tmp_path)

@@ -9,7 +9,9 @@ was already there, and one "sent at once" went out before it.
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -228,6 +230,16 @@ HELD_LAST_CHUNK = {
 }
 
 
+# Each case's error category is known: a stream that ended by its terminal event is a
+# success, one that ended by an error event is the upstream's error.
+HELD_CATEGORY = {
+    "chat [DONE] split across chunks": None,
+    "chat error event completed by a bare blank line": "upstream_error",
+    "messages message_stop spelled with a JSON escape": None,
+    "responses error event named in capitals": "upstream_error",
+}
+
+
 @pytest.mark.parametrize("case", list(HELD_LAST_CHUNK))
 def test_a_chunk_that_completes_the_terminal_event_without_a_marker_of_its_own_is_held(
     case: str, tmp_path: Path
@@ -243,7 +255,7 @@ def test_a_chunk_that_completes_the_terminal_event_without_a_marker_of_its_own_i
     )
     assert sent_before_the_line(reply) == chunks[:-1]  # everything before it went out at once
     assert sent_after_the_line(reply) == [chunks[-1], b""]
-    assert only_line(tmp_path, rollout)["error_category"] in (None, "upstream_error")
+    assert only_line(tmp_path, rollout)["error_category"] == HELD_CATEGORY[case]
 
 
 def test_json_final_message_waits_when_the_body_is_sent_in_pieces(tmp_path: Path) -> None:
@@ -316,6 +328,35 @@ def test_keepalive_comments_do_not_count_as_the_first_token(tmp_path: Path) -> N
     line = only_line(tmp_path, rollout)
     # The comment goes out at once, the first event one scripted delay later.
     assert line["latency_ttft_ms"] >= 15
+
+
+def test_the_first_token_is_timed_as_it_passes_not_after_a_slow_client_took_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A client that takes an hour to accept the first chunk: the middleware's clock (and
+    # only its clock, so asyncio's timeouts keep real time) jumps by an hour inside that
+    # send. The first token passed before the jump; the call ended after it.
+    hour = 3600.0
+    jump = [0.0]
+
+    def monotonic() -> float:
+        return time.monotonic() + jump[0]
+
+    monkeypatch.setattr(_call, "time", SimpleNamespace(monotonic=monotonic, time=time.time))
+
+    def slow_client(message: dict[str, Any]) -> None:
+        if message["type"] == "http.response.body" and message.get("body") and not jump[0]:
+            jump[0] = hour
+
+    chunks = [
+        b'data: {"id":"c1","choices":[{"index":0,"delta":{"content":"Hi"}}]}\n\n',
+        b"data: [DONE]\n\n",
+    ]
+    rollout = new_rollout()
+    post(capturing(tmp_path, app=sse_app(chunks)), rollout, b"{}", on_send=slow_client)
+    line = only_line(tmp_path, rollout)
+    assert line["latency_ms"] >= hour * 1000
+    assert line["latency_ttft_ms"] < hour * 1000
 
 
 def test_the_byte_cap_cuts_the_capture_not_the_response(tmp_path: Path) -> None:

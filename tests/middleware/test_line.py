@@ -480,6 +480,33 @@ def test_stream_raw_policy(policy: str, scenario: str, kept: bool, tmp_path: Pat
     assert line.get("response_raw") == (reply.text if kept else None)
 
 
+WELL_FORMED_CHAT_STREAM = (
+    b'data: {"id":"c1","choices":[{"index":0,"delta":{"content":"Hi"},"finish_reason":"stop"}]}\n\n'
+    b"data: [DONE]\n\n"
+)
+
+
+@pytest.mark.parametrize("status", [400, 429, 500, 503])
+def test_on_failure_keeps_the_raw_text_of_a_well_formed_stream_whose_status_failed(
+    status: int, tmp_path: Path
+) -> None:
+    # The stream itself ended well, so only the status says the call failed: that must
+    # be enough for `on_failure` to keep the raw text.
+    async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        while (await receive()).get("more_body"):
+            pass
+        headers = [(b"content-type", b"text/event-stream")]
+        await send({"type": "http.response.start", "status": status, "headers": headers})
+        await send({"type": "http.response.body", "body": WELL_FORMED_CHAT_STREAM})
+
+    rollout = new_rollout()
+    post(capturing(tmp_path, app=app, capture_stream_raw="on_failure"), rollout, b"{}")
+    line = only_line(tmp_path, rollout)
+    assert line["error_category"] is not None
+    assert line["response"]["choices"][0]["message"]["content"] == "Hi"
+    assert line["response_raw"] == WELL_FORMED_CHAT_STREAM.decode()
+
+
 def test_request_headers_never_reach_the_capture_file(app: Any, shared_dir: Path) -> None:
     rollout = new_rollout()
 

@@ -5,7 +5,10 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import anthropic
 import httpx
+import httpx2
+import openai
 import pytest
 
 from model_call_capture.dialects import StreamResult
@@ -168,3 +171,53 @@ STREAMS = {
 def test_stream_outcome(case: str) -> None:
     result, cut, expected = STREAMS[case]
     assert stream_outcome(result, cut=cut) == expected
+
+
+# The class names classify_exception knows as connection failures, each pinned by a bare
+# class of that name (no parent that could classify it instead).
+CONNECTION_ERROR_NAMES = [
+    "ConnectError",
+    "NetworkError",
+    "RemoteProtocolError",
+    "APIConnectionError",
+    "ClientConnectionError",
+    "ServerDisconnectedError",
+]
+
+
+@pytest.mark.parametrize("name", CONNECTION_ERROR_NAMES)
+def test_each_connection_error_name_is_a_connection_failure(name: str) -> None:
+    bare = type(name, (Exception,), {})
+    assert classify_exception(bare("gone")) == ("connection", None, None)
+
+
+# aiohttp is not installed here: its two classes are rebuilt with aiohttp's names and
+# hierarchy (ServerDisconnectedError < ServerConnectionError < ClientConnectionError <
+# ClientError < Exception), as the middleware would see them in an app that uses it.
+_aiohttp = {"__module__": "aiohttp.client_exceptions"}
+AiohttpClientConnectionError = type(
+    "ClientConnectionError", (type("ClientError", (Exception,), _aiohttp),), _aiohttp
+)
+AiohttpServerDisconnectedError = type(
+    "ServerDisconnectedError",
+    (type("ServerConnectionError", (AiohttpClientConnectionError,), _aiohttp),),
+    _aiohttp,
+)
+
+# The SDKs build their errors on httpx2 (their HTTP client), not on httpx.
+_REQUEST = httpx2.Request("POST", "http://upstream.invalid/v1/chat/completions")
+REAL_CONNECTION_ERRORS = {
+    "httpx.RemoteProtocolError": httpx.RemoteProtocolError("peer closed"),
+    "httpx.NetworkError": httpx.NetworkError("network down"),
+    "httpx.ReadError": httpx.ReadError("read failed"),
+    "httpx.ConnectError": httpx.ConnectError("refused"),
+    "openai.APIConnectionError": openai.APIConnectionError(request=_REQUEST),
+    "anthropic.APIConnectionError": anthropic.APIConnectionError(request=_REQUEST),
+    "aiohttp.ClientConnectionError (rebuilt)": AiohttpClientConnectionError("reset"),
+    "aiohttp.ServerDisconnectedError (rebuilt)": AiohttpServerDisconnectedError("gone"),
+}
+
+
+@pytest.mark.parametrize("case", list(REAL_CONNECTION_ERRORS))
+def test_real_connection_errors_are_connection_failures(case: str) -> None:
+    assert classify_exception(REAL_CONNECTION_ERRORS[case]) == ("connection", None, None)

@@ -25,6 +25,7 @@ from typing import Any
 import httpx
 import pytest
 
+from conftest import require_capability
 from model_call_capture.collection import build_model_call_capture
 from model_call_capture.contracts import CaptureLine
 from model_call_capture.store import CaptureStore, _files, _reading, _store, _writer
@@ -65,10 +66,7 @@ def test_a_full_disk_for_real(
     tmp_path: Path, caplog: pytest.LogCaptureFixture, figures: list[Figure]
 ) -> None:
     with mounted("tmpfs", tmp_path / "tiny", "size=64k") as refused:
-        if refused:
-            pytest.skip(
-                f"cannot mount a tmpfs here ({refused}); the injected ENOSPC test covers it"
-            )
+        require_capability("a tmpfs mount (root)", refused is None, f"mount refused: {refused}")
         directory = tmp_path / "tiny" / "captures"
         store = AckingStore(directory)
         calls = 30
@@ -242,7 +240,6 @@ def test_capture_directory_removed_while_serving(
 
 def test_capture_directory_made_read_only_while_serving(
     tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
     caplog: pytest.LogCaptureFixture,
     figures: list[Figure],
 ) -> None:
@@ -256,21 +253,12 @@ def test_capture_directory_made_read_only_while_serving(
                 _call(client, server.url, "ro", i)
             before = directory.joinpath("ro.capture.jsonl").read_bytes()
             with mounted("bind-ro", directory) as refused:
-                if refused:
-                    how = f"injected: os.open raises EROFS ({refused})"
-                    real_open = os.open
-
-                    def read_only_open(path: Any, flags: int, *args: Any, **kwargs: Any) -> int:
-                        if flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT):
-                            raise OSError(errno.EROFS, "Read-only file system", str(path))
-                        return real_open(path, flags, *args, **kwargs)
-
-                    _patch_store_os(
-                        monkeypatch, types.SimpleNamespace(**{**vars(os), "open": read_only_open})
-                    )
+                # No stand-in: an injected EROFS would pass without the real thing.
+                require_capability(
+                    "a read-only bind mount (root)", refused is None, f"mount refused: {refused}"
+                )
                 for i in range(4, 8):
                     _call(client, server.url, "ro", i)
-                monkeypatch.undo()
             for i in range(8, 12):
                 _call(client, server.url, "ro", i)
     on_disk, damaged = _on_disk(store, "ro")
@@ -297,8 +285,7 @@ def test_capture_directory_made_read_only_while_serving(
 
 def test_a_line_cut_by_a_full_disk_is_isolated_once_space_returns(tmp_path: Path) -> None:
     with mounted("tmpfs", tmp_path / "tiny", "size=16k") as refused:
-        if refused:
-            pytest.skip(f"cannot mount a tmpfs here ({refused})")
+        require_capability("a tmpfs mount (root)", refused is None, f"mount refused: {refused}")
         store = AckingStore(tmp_path / "tiny")
         filler = tmp_path / "tiny" / "filler"
         filler.write_bytes(b"f" * 8192)
@@ -332,13 +319,12 @@ def _failing_disk(tmp_path: Path) -> Iterator[tuple[Path, str]]:
         for tool in ("mount", "losetup", "blockdev", "mkfs.ext4", "e2fsck")
         if not shutil.which(tool)
     ]
-    if missing:
-        pytest.skip(f"needs {', '.join(missing)}")
+    require_capability(", ".join(missing), not missing, "the tools to build a failing disk")
     outer, inner, again = tmp_path / "backing", tmp_path / "disk", tmp_path / "again"
     for directory in (outer, inner, again):
         directory.mkdir()
-    if _run("mount", "-t", "tmpfs", "-o", "size=3m", "tmpfs", str(outer)).returncode != 0:
-        pytest.skip("cannot mount a tmpfs here")
+    backing = _run("mount", "-t", "tmpfs", "-o", "size=3m", "tmpfs", str(outer))
+    require_capability("a tmpfs mount (root)", backing.returncode == 0, backing.stderr)
     loops: list[str] = []
     try:
         image = outer / "disk.img"
@@ -346,13 +332,15 @@ def _failing_disk(tmp_path: Path) -> Iterator[tuple[Path, str]]:
             f.truncate(32 << 20)
         made = _run("mkfs.ext4", "-q", "-F", str(image))
         attached = _run("losetup", "-f", "--show", str(image))
-        if made.returncode != 0 or attached.returncode != 0:
-            pytest.skip(f"cannot build a loop device here: {made.stderr or attached.stderr}")
+        require_capability(
+            "a loop device",
+            made.returncode == 0 and attached.returncode == 0,
+            made.stderr or attached.stderr,
+        )
         loops.append(attached.stdout.strip())
         _run("blockdev", "--setrw", loops[0])
         mounted = _run("mount", loops[0], str(inner))
-        if mounted.returncode != 0:
-            pytest.skip(f"cannot mount the loop device: {mounted.stderr}")
+        require_capability("mounting a loop device", mounted.returncode == 0, mounted.stderr)
         yield inner, loops[0]
     finally:
         for mount_point in (again, inner):
