@@ -448,6 +448,18 @@ def test_to_dict_gives_plain_values_where_msgspec_refuses_unread_payload_text(
     )
 
 
+def test_a_line_with_non_ascii_text_is_read_lazily_too(tmp_path: Path) -> None:
+    # UTF-8 outside ASCII is checked once and the payloads stay JSON text until read.
+    store = _write(
+        tmp_path,
+        '{"model_call_id":"a","request":{"input":"caf\u00e9"},"response":null}\n'.encode(),
+    )
+    (record,) = read_available_model_call_records(store, "r")[0]
+    with pytest.raises(TypeError, match="Raw"):
+        msgspec.to_builtins(record)
+    assert record.request == {"input": "caf\u00e9"}
+
+
 def test_an_unread_record_survives_pickling_for_worker_processes(tmp_path: Path) -> None:
     store = _write(
         tmp_path, b'{"model_call_id":"a","request":{"model":"m"},"response":{"id":"c1"}}\n'
