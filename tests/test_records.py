@@ -518,8 +518,11 @@ def test_a_line_of_a_newer_format_is_refused_whatever_its_payloads(tmp_path: Pat
         b'{"format":"model-call-capture/2"}\n',
         b'{"format":"model-call-capture/2","request":[1]}\n',
     ):
-        with pytest.raises(UnsupportedFormatError, match="newer than this reader"):
-            read_available_model_call_records(_write(tmp_path, line), "r")
+        store = _write(tmp_path, b'{"model_call_id":"a"}\n' + line)
+        with pytest.raises(UnsupportedFormatError, match="newer than this reader") as info:
+            read_available_model_call_records(store, "r")
+        assert (info.value.path, info.value.line_index) == (store.path("r"), 1)
+        assert f"in {store.path('r')}, line 1" in str(info.value)
 
 
 def test_records_read_in_bulk_are_not_tracked_by_the_cyclic_collector(tmp_path: Path) -> None:

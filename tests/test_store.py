@@ -370,6 +370,41 @@ def test_a_write_cut_inside_a_batch_fails_only_the_lines_not_written_whole(
     assert len(lines) == 5 and damaged == 1  # the cut line, alone on its line
 
 
+def test_short_writes_are_completed_and_the_end_is_remembered(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A regular file writes short only when the disk is nearly full or a signal lands:
+    # injected at the OS calls, every write takes at most a few bytes.
+    store = CaptureStore(tmp_path)
+    store.append("r", _line("first"))
+    fsync = _HeldFsync()
+    real_write = os.write
+
+    def short_writev(fd: int, buffers: list[bytes]) -> int:
+        return real_write(fd, b"".join(buffers)[:10])
+
+    def short_write(fd: int, data: bytes) -> int:
+        return real_write(fd, bytes(data[:7]))
+
+    monkeypatch.setattr(_writer.os, "fsync", fsync)
+    monkeypatch.setattr(_writer.os, "writev", short_writev)
+    monkeypatch.setattr(_writer.os, "write", short_write)
+    threads, outcome = _start_batch(store, fsync, 3)  # the leader's one line, then a batch
+    fsync.release.set()
+    for t in threads:
+        t.join()
+    monkeypatch.undo()
+
+    assert outcome == dict.fromkeys(["leader", "f0", "f1", "f2"])
+    lines, damaged = store.read_available("r")
+    assert damaged == 0
+    ids = [str(line.model_call_id) for _, line in lines]
+    assert ids[:2] == ["first", "leader"] and sorted(ids[2:]) == ["f0", "f1", "f2"]
+    path = os.fspath(store.path("r"))
+    st = os.stat(path)
+    assert _writer._ends[path] == (st.st_dev, st.st_ino, st.st_size)
+
+
 def test_a_batch_error_reaches_every_line_as_its_own_copy(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
