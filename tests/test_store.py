@@ -389,20 +389,36 @@ def test_short_writes_are_completed_and_the_end_is_remembered(
     monkeypatch.setattr(_writer.os, "fsync", fsync)
     monkeypatch.setattr(_writer.os, "writev", short_writev)
     monkeypatch.setattr(_writer.os, "write", short_write)
-    threads, outcome = _start_batch(store, fsync, 3)  # the leader's one line, then a batch
+    threads, outcome = _start_batch(store, fsync, 2)  # the leader's one line, then a batch
     fsync.release.set()
     for t in threads:
         t.join()
     monkeypatch.undo()
 
-    assert outcome == dict.fromkeys(["leader", "f0", "f1", "f2"])
+    assert outcome == dict.fromkeys(["leader", "f0", "f1"])
     lines, damaged = store.read_available("r")
     assert damaged == 0
     ids = [str(line.model_call_id) for _, line in lines]
-    assert ids[:2] == ["first", "leader"] and sorted(ids[2:]) == ["f0", "f1", "f2"]
+    assert ids[:2] == ["first", "leader"] and sorted(ids[2:]) == ["f0", "f1"]
     path = os.fspath(store.path("r"))
     st = os.stat(path)
     assert _writer._ends[path] == (st.st_dev, st.st_ino, st.st_size)
+
+
+def test_a_batch_of_one_line_is_written_by_its_own_thread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = CaptureStore(tmp_path)
+    store.append("r", _line("first"))
+    fsync = _HeldFsync()
+    monkeypatch.setattr(_writer.os, "fsync", fsync)
+    threads, outcome = _start_batch(store, fsync, 1)
+    fsync.release.set()
+    for t in threads:
+        t.join(10)
+        assert not t.is_alive(), "the only line of a batch was left waiting for a leader"
+    assert outcome == dict.fromkeys(["leader", "f0"])
+    assert [str(line.model_call_id) for line in store.read("r")] == ["first", "leader", "f0"]
 
 
 def test_a_batch_error_reaches_every_line_as_its_own_copy(
