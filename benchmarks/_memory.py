@@ -1,11 +1,14 @@
 """One capture of a big generated stream, in a fresh process, reporting peak RSS growth.
 
-    python -m benchmarks._memory <dialect> <n_deltas> on|off <capture_dir>
+    python -m benchmarks._memory <dialect> <n_deltas> on|off <capture_dir> [default|never]
 
-Drives `CaptureMiddleware` (raw stream retention `never`) around an ASGI app that
+Drives `CaptureMiddleware` around an ASGI app that
 generates the stream lazily, with a `send` that drops every byte, and prints one JSON
 object: the growth of peak RSS over the RSS just before the call (the kernel's high-water
 mark is reset first), the stream size, and the size of the reassembled response object.
+The configuration is `default` (`CaptureConfig`'s defaults: raw stream kept in memory
+until the call ends, in case it fails, and the per-call byte cap) or `never` (raw stream
+retention `never`, the cap lifted to 2^40 bytes).
 """
 
 from __future__ import annotations
@@ -46,6 +49,7 @@ def deep_size(value: Any) -> int:
 def main() -> None:
     """Run one capture and print the measurement."""
     dialect, n, mode, capture_dir = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+    setting = sys.argv[5] if len(sys.argv) > 5 else "default"
     total = [0]
 
     async def app(scope: Any, receive: Any, send: Any) -> None:
@@ -62,12 +66,19 @@ def main() -> None:
             await send({"type": "http.response.body", "body": chunk, "more_body": True})
         await send({"type": "http.response.body", "body": b"", "more_body": False})
 
-    config = CaptureConfig(
-        observability_enabled=mode == "on",
-        model_call_capture_dir=capture_dir,
-        capture_stream_raw="never",
-        capture_max_bytes=1 << 40,
-    )
+    if setting == "never":
+        config = CaptureConfig(
+            observability_enabled=mode == "on",
+            model_call_capture_dir=capture_dir,
+            capture_stream_raw="never",
+            capture_max_bytes=1 << 40,
+        )
+    elif setting == "default":
+        config = CaptureConfig(
+            observability_enabled=mode == "on", model_call_capture_dir=capture_dir
+        )
+    else:
+        raise SystemExit(f"unknown configuration {setting!r}")
     mw = CaptureMiddleware(app, config=config, model_server_name="bench_model")
     path = f"/ng-rollout/bench-memory/{_PATHS[dialect].lstrip('/')}"
     request = json.dumps({"model": "bench", "stream": True}).encode()
@@ -108,6 +119,8 @@ def main() -> None:
         response = lines[-1].response
         result["object_bytes"] = deep_size(response)
         result["line_ok"] = response is not None and lines[-1].error_category is None
+        result["cut"] = lines[-1].capture_cut is True
+        result["raw_kept"] = isinstance(lines[-1].response_raw, str)
     print(json.dumps(result))
 
 

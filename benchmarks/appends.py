@@ -4,8 +4,12 @@ a) One writer: `CaptureStore.append` against the raw floor measured in the same 
    with O_APPEND, one write, fsync, close, of the same bytes): >= 0.9x the floor's
    appends/s.
 b) 64 threads appending to one rollout file: the store's group commit (each call returns
-   only after an fsync that covers its line) against one fsync per append (each thread
-   opens, writes, fsyncs, closes: the same durability promise): >= 4x the appends/s.
+   only after an fsync that covers its line) against one fsync per append with the store's
+   own locking discipline (open, exclusive `flock`, write, unlock, fsync, close: the same
+   promise, durable on return and writers serialized across processes): >= 4x the
+   appends/s. The lock is released before the fsync on both sides, so the baseline's
+   fsyncs may overlap as the store's batches do; 3b' keeps the former baseline, which held
+   the lock across its fsync and so paid one whole fsync per append in series.
 """
 
 from __future__ import annotations
@@ -49,7 +53,24 @@ def _raw_append(path: Path, data: bytes) -> None:
 
 
 def _locked_append(path: Path, data: bytes) -> None:
-    """One fsync per append, serialized as the store serializes writers (flock held over it)."""
+    """One fsync per append, with the store's locking discipline: the exclusive `flock` is
+    held around the write only, and the fsync runs after the unlock (as `store/_writer.py`
+    does), so concurrent appends' fsyncs may overlap."""
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        try:
+            os.write(fd, data)
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _lock_held_append(path: Path, data: bytes) -> None:
+    """One fsync per append with the `flock` held across the fsync (the former 3b baseline):
+    the appends' fsyncs run one after another, which the store never does."""
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
@@ -182,57 +203,72 @@ def run(quick: bool) -> list[Row]:
             )
         except Exception as exc:  # a component not ready: report it, do not crash the run
             rows.append(not_ready("3a", what, ">= 0.9x", f"{type(exc).__name__}: {exc}"))
-        what = "64 threads, one file: appends/s"
-        try:
-            store = CaptureStore(root)
-            store.append("many", _LINE)
-            locked_path = root / "many-locked.jsonl"
-            raw_path = root / "many-raw.jsonl"
-            per = 3 if quick else 15
-            group, locked, unlocked = [], [], []
-            for _ in range(1 if quick else 5):
-                group.append(_threads(64, per, lambda: store.append("many", _LINE)))
-                locked.append(_threads(64, per, lambda: _locked_append(locked_path, _LINE)))
-                unlocked.append(_threads(64, per, lambda: _raw_append(raw_path, _LINE)))
-            g, s, u = (median([rate for rate, _ in runs]) for runs in (group, locked, unlocked))
-            g_cpu, s_cpu = (median([cpu for _, cpu in runs]) for runs in (group, locked))
-            fsync_ms = fsync_floor_ms(root, 10 if quick else 40)
-            rows.append(
-                Row(
-                    "3b",
-                    what,
-                    f"{g:,.0f}/s (group commit)",
-                    f"{s:,.0f}/s (one fsync per append, under flock)",
-                    f"{g / s:.1f}x",
-                    ">= 4x",
-                    g / s >= 4,
-                    f"{64 * per} appends per side per round; same promise: durable on return, writers serialized by flock; fsync p50 {fsync_ms:.2f} ms now (the ratio is about fsync time / store CPU per append)",
-                )
-            )
-            rows.append(
-                Row(
-                    "3b'",
-                    "64 threads, one file, baseline without the lock",
-                    f"{g:,.0f}/s (group commit)",
-                    f"{u:,.0f}/s (open+write+fsync+close, no lock)",
-                    f"{g / u:.1f}x",
-                    "(info)",
-                    None,
-                    "not the same promise: no serialization across processes/hosts; the kernel already merges concurrent fsyncs of one inode",
-                )
-            )
-            rows.append(
-                Row(
-                    "3b''",
-                    "64 threads, one file: CPU (user+sys) per append",
-                    f"{g_cpu * 1e6:.0f} us (group commit)",
-                    f"{s_cpu * 1e6:.0f} us (one fsync per append, under flock)",
-                    f"{g_cpu / s_cpu:.2f}x",
-                    "(info)",
-                    None,
-                    "all threads of the process; the group-commit gain is about fsync time / this CPU",
-                )
-            )
-        except Exception as exc:  # a component not ready: report it, do not crash the run
-            rows.append(not_ready("3b", what, ">= 4x", f"{type(exc).__name__}: {exc}"))
+        rows.extend(_many(root, quick))
     return rows
+
+
+def _many(root: Path, quick: bool) -> list[Row]:
+    """Rows 3b (64 writers, the store's locking discipline on both sides) and the rows that
+    explain it: the former baseline (lock held across the fsync) and no lock at all."""
+    what = "64 threads, one file: appends/s"
+    try:
+        store = CaptureStore(root)
+        store.append("many", _LINE)
+        sides: list[tuple[Callable[[], None], list[tuple[float, float]]]] = [
+            (lambda: store.append("many", _LINE), []),
+            (lambda: _locked_append(root / "many-locked.jsonl", _LINE), []),
+            (lambda: _lock_held_append(root / "many-held.jsonl", _LINE), []),
+            (lambda: _raw_append(root / "many-raw.jsonl", _LINE), []),
+        ]
+        per = 3 if quick else 15
+        for i in range(1 if quick else 8):
+            # Rotate which side goes first: the disk's weather drifts within a round.
+            for fn, out in sides[i % 4 :] + sides[: i % 4]:
+                out.append(_threads(64, per, fn))
+        g, s, h, u = (median([rate for rate, _ in runs]) for _, runs in sides)
+        g_cpu, s_cpu = (median([cpu for _, cpu in runs]) for _, runs in sides[:2])
+        fsync_ms = fsync_floor_ms(root, 10 if quick else 40)
+    except Exception as exc:  # a component not ready: report it, do not crash the run
+        return [not_ready("3b", what, ">= 4x", f"{type(exc).__name__}: {exc}")]
+    return [
+        Row(
+            "3b",
+            what,
+            f"{g:,.0f}/s (group commit)",
+            f"{s:,.0f}/s (one fsync per append; flock around the write, fsync after unlock)",
+            f"{g / s:.1f}x",
+            ">= 4x",
+            g / s >= 4,
+            f"{64 * per} appends per side per round; same promise and the store's own locking: durable on return, writes serialized by flock, fsyncs free to overlap; fsync p50 {fsync_ms:.2f} ms now",
+        ),
+        Row(
+            "3b'",
+            "64 threads, one file, former baseline: flock held across the fsync",
+            f"{g:,.0f}/s (group commit)",
+            f"{h:,.0f}/s (one fsync per append, under flock)",
+            f"{g / h:.1f}x",
+            "(info)",
+            None,
+            "the former 3b headline: its fsyncs run one after another, which the store's locking never asks for",
+        ),
+        Row(
+            "3b''",
+            "64 threads, one file, baseline without any lock",
+            f"{g:,.0f}/s (group commit)",
+            f"{u:,.0f}/s (open+write+fsync+close, no lock)",
+            f"{g / u:.1f}x",
+            "(info)",
+            None,
+            "not the same promise: no serialization across processes/hosts; the kernel already merges concurrent fsyncs of one inode",
+        ),
+        Row(
+            "3b'''",
+            "64 threads, one file: CPU (user+sys) per append",
+            f"{g_cpu * 1e6:.0f} us (group commit)",
+            f"{s_cpu * 1e6:.0f} us (one fsync per append, fsync after unlock)",
+            f"{g_cpu / s_cpu:.2f}x",
+            "(info)",
+            None,
+            "all threads of the process; the group-commit gain is about fsync time / this CPU",
+        ),
+    ]

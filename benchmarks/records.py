@@ -5,6 +5,12 @@ each line with `json.loads`, derives the record facts with the same dialect func
 (so only parsing, validation and construction differ), and validates the record with
 the pydantic v2 model generated from the same JSON Schema
 (`model_call_capture.pydantic.ModelCallRecord`).
+
+The headline (row 2) is what an importer of training data experiences: it reads every
+record's `request` and `response`, which our records decode on first read and the
+baseline's hold as dicts already, and the cyclic GC is treated alike on both sides
+(paused around the whole read: ours pauses it inside its read in any case). The lazy
+read, the former headline, is row 2'.
 """
 
 from __future__ import annotations
@@ -205,69 +211,80 @@ def run(quick: bool) -> list[Row]:
             return [not_ready("2", what, f">= {TARGET:g}x", f"{type(exc).__name__}: {exc}")]
         del records
         size = path.stat().st_size
-        # The GC stays on here: a reader pays for it (row 2'' shows how much).
-        t_ours, t_base = interleaved(
+        # Row 2, what an importer of training data experiences: every record's payloads
+        # read, the cyclic GC paused around the whole read on both sides (ours pauses it
+        # inside its read anyway, so pausing it for both is the equal footing).
+        t_all, t_base = interleaved(lambda: _read_every_payload(store), baseline, rounds=3)
+        # The lazy read (payloads left as JSON text, never read), GC paused on both sides.
+        t_lazy, t_base_lazy = interleaved(
+            lambda: read_available_model_call_records(store, ROLLOUT), baseline, rounds=3
+        )
+        # The former headline: lazy, and the GC left on by the caller, so only our read
+        # (`_codec.bulk_decoding`) pauses it; and every payload read in the same setting.
+        t_lazy_gc, t_base_gc = interleaved(
             lambda: read_available_model_call_records(store, ROLLOUT),
             baseline,
             rounds=3,
             pause_gc=False,
         )
-        # Our records hold their payloads as JSON text until read: what a reader pays who
-        # reads every payload (the GC on, as in row 2; the payloads are read after the read
-        # returns, outside its GC pause, as a user's loop would).
-        t_all, t_base_all = interleaved(
+        t_all_gc, t_base_all_gc = interleaved(
             lambda: _read_every_payload(store), baseline, rounds=3, pause_gc=False
         )
-        # Where the time goes (informational): the cyclic GC, and the cost of only
-        # materializing the payload dicts with each parser.
         raw = path.read_bytes().splitlines()
         decoder = msgspec.json.Decoder()
-        t_nogc, t_base_nogc = interleaved(
-            lambda: read_available_model_call_records(store, ROLLOUT), baseline, rounds=3
-        )
         t_msgspec, t_json = interleaved(
             lambda: [decoder.decode(x) for x in raw], lambda: [json.loads(x) for x in raw], rounds=3
         )
-    ratio = t_base / t_ours
+    ratio = t_base / t_all
     return [
         Row(
             "2",
-            what,
-            f"{n / t_ours:,.0f} records/s",
+            f"{what}, every `request` and `response` read",
+            f"{n / t_all:,.0f} records/s",
             f"{n / t_base:,.0f} records/s (json.loads + pydantic v2)",
             f"{ratio:.1f}x",
             f">= {TARGET:g}x",
             ratio >= TARGET,
-            f"file {size / 1e6:.0f} MB; same dialect derive() on both sides",
+            f"file {size / 1e6:.0f} MB; same dialect derive() on both sides; cyclic GC paused during the whole read on both sides; what an importer of training data pays",
         ),
         Row(
             "2'",
-            "same, then every record's `request` and `response` read (the baseline's are dicts already)",
-            f"{n / t_all:,.0f} records/s",
-            f"{n / t_base_all:,.0f} records/s",
-            f"{t_base_all / t_all:.1f}x",
+            "same, payloads never read (lazy), GC left on by the caller",
+            f"{n / t_lazy_gc:,.0f} records/s",
+            f"{n / t_base_gc:,.0f} records/s",
+            f"{t_base_gc / t_lazy_gc:.1f}x",
             "(info)",
             None,
-            f"payloads are decoded on first read: reading them all takes {t_all / t_ours:.1f}x the time of row 2",
+            "the former headline: ours leaves the payloads as JSON text and pauses the GC inside its read, the baseline builds every dict with the GC on",
         ),
         Row(
             "2''",
-            "same as 2, cyclic GC paused during the read (both sides)",
-            f"{n / t_nogc:,.0f} records/s",
-            f"{n / t_base_nogc:,.0f} records/s",
-            f"{t_base_nogc / t_nogc:.1f}x",
+            "same, payloads never read (lazy), GC paused on both sides",
+            f"{n / t_lazy:,.0f} records/s",
+            f"{n / t_base_lazy:,.0f} records/s",
+            f"{t_base_lazy / t_lazy:.1f}x",
             "(info)",
             None,
-            f"our read pauses the GC itself (`_codec.bulk_decoding`); the GC takes {1 - t_base_nogc / t_base:.0%} of the baseline's time",
+            f"reading every payload takes {t_all / t_lazy:.1f}x the time of the lazy read",
         ),
         Row(
             "2'''",
+            "same, every payload read, GC left on by the caller",
+            f"{n / t_all_gc:,.0f} records/s",
+            f"{n / t_base_all_gc:,.0f} records/s",
+            f"{t_base_all_gc / t_all_gc:.1f}x",
+            "(info)",
+            None,
+            f"our payloads are decoded after the read returns, outside its GC pause, as a user's loop would; the GC takes {1 - t_base_lazy / t_base_gc:.0%} of the baseline's time",
+        ),
+        Row(
+            "2''''",
             "only parse the lines into dicts",
             f"{n / t_msgspec:,.0f} lines/s (msgspec)",
             f"{n / t_json:,.0f} lines/s (json.loads)",
             f"{t_json / t_msgspec:.1f}x",
             "(info)",
             None,
-            f"json.loads alone takes {t_json / t_nogc:.1f}x the time of our whole read (GC paused), which leaves payloads as JSON text until read (row 2')",
+            f"json.loads alone takes {t_json / t_lazy:.1f}x the time of our lazy read (GC paused)",
         ),
     ]

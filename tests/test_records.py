@@ -445,6 +445,18 @@ def test_to_dict_gives_plain_values_where_msgspec_refuses_unread_payload_text(
     )
 
 
+def test_a_line_with_non_ascii_text_is_read_lazily_too(tmp_path: Path) -> None:
+    # UTF-8 outside ASCII is checked once and the payloads stay JSON text until read.
+    store = _write(
+        tmp_path,
+        '{"model_call_id":"a","request":{"input":"caf\u00e9"},"response":null}\n'.encode(),
+    )
+    (record,) = read_available_model_call_records(store, "r")[0]
+    with pytest.raises(TypeError, match="Raw"):
+        msgspec.to_builtins(record)
+    assert record.request == {"input": "caf\u00e9"}
+
+
 def test_an_unread_record_survives_pickling_for_worker_processes(tmp_path: Path) -> None:
     store = _write(
         tmp_path, b'{"model_call_id":"a","request":{"model":"m"},"response":{"id":"c1"}}\n'
@@ -503,8 +515,11 @@ def test_a_line_of_a_newer_format_is_refused_whatever_its_payloads(tmp_path: Pat
         b'{"format":"model-call-capture/2"}\n',
         b'{"format":"model-call-capture/2","request":[1]}\n',
     ):
-        with pytest.raises(UnsupportedFormatError, match="newer than this reader"):
-            read_available_model_call_records(_write(tmp_path, line), "r")
+        store = _write(tmp_path, b'{"model_call_id":"a"}\n' + line)
+        with pytest.raises(UnsupportedFormatError, match="newer than this reader") as info:
+            read_available_model_call_records(store, "r")
+        assert (info.value.path, info.value.line_index) == (store.path("r"), 1)
+        assert f"in {store.path('r')}, line 1" in str(info.value)
 
 
 def test_records_read_in_bulk_are_not_tracked_by_the_cyclic_collector(tmp_path: Path) -> None:

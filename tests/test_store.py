@@ -403,6 +403,139 @@ def test_a_write_cut_inside_a_batch_fails_only_the_lines_not_written_whole(
     assert len(lines) == 5 and damaged == 1  # the cut line, alone on its line
 
 
+def test_short_writes_are_completed_and_the_end_is_remembered(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A regular file writes short only when the disk is nearly full or a signal lands:
+    # injected at the OS calls, every write takes at most a few bytes.
+    store = CaptureStore(tmp_path)
+    store.append("r", _line("first"))
+    fsync = _HeldFsync()
+    real_write = os.write
+
+    def short_writev(fd: int, buffers: list[bytes]) -> int:
+        return real_write(fd, b"".join(buffers)[:10])
+
+    def short_write(fd: int, data: bytes) -> int:
+        return real_write(fd, bytes(data[:7]))
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr(os, "writev", short_writev)
+    monkeypatch.setattr(os, "write", short_write)
+    threads, outcome = _start_batch(store, fsync, 2)  # the leader's one line, then a batch
+    fsync.release.set()
+    for t in threads:
+        t.join()
+    monkeypatch.undo()
+
+    assert outcome == dict.fromkeys(["leader", "f0", "f1"])
+    lines, damaged = store.read_available("r")
+    assert damaged == 0
+    ids = [str(line.model_call_id) for _, line in lines]
+    assert ids[:2] == ["first", "leader"] and sorted(ids[2:]) == ["f0", "f1"]
+    path = os.fspath(store.path("r"))
+    st = os.stat(path)
+    assert _writer._ends[path] == (st.st_dev, st.st_ino, st.st_size)
+
+
+def test_a_batch_of_one_line_is_written_by_its_own_thread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = CaptureStore(tmp_path)
+    store.append("r", _line("first"))
+    fsync = _HeldFsync()
+    monkeypatch.setattr(os, "fsync", fsync)
+    threads, outcome = _start_batch(store, fsync, 1)
+    fsync.release.set()
+    for t in threads:
+        t.join(10)
+        assert not t.is_alive(), "the only line of a batch was left waiting for a leader"
+    assert outcome == dict.fromkeys(["leader", "f0"])
+    assert [str(line.model_call_id) for line in store.read("r")] == ["first", "leader", "f0"]
+
+
+def test_a_batch_error_reaches_every_line_as_its_own_copy(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A failing batch write is injected (the real cut write is covered above): this test is
+    # about what the followers receive, an exception object of their own that says the same.
+    store = CaptureStore(tmp_path)
+    store.append("r", _line("first"))
+    fsync = _HeldFsync()
+    monkeypatch.setattr(os, "fsync", fsync)
+    threads, outcome = _start_batch(store, fsync, 3)
+    error = OSError(errno.ENOSPC, "No space left on device", "/captures/r.capture.jsonl")
+    monkeypatch.setattr(_writer, "_write_durably", lambda path, lines, root, mode: [error] * 3)
+    fsync.release.set()
+    for t in threads:
+        t.join()
+    assert outcome["leader"] is None
+    failed = [outcome[f"f{i}"] for i in range(3)]
+    assert sum(exc is error for exc in failed) == 1  # the batch's leader raises the original
+    copies = [exc for exc in failed if exc is not error]
+    assert len(copies) == 2 and copies[0] is not copies[1]
+    for exc in copies:
+        assert isinstance(exc, OSError)
+        assert (exc.errno, exc.strerror, exc.filename) == (
+            errno.ENOSPC,
+            "No space left on device",
+            "/captures/r.capture.jsonl",
+        )
+        assert exc.__cause__ is error
+
+
+def test_an_interrupted_batch_leader_fails_its_batch_and_releases_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A KeyboardInterrupt (or any BaseException) inside a worker thread's write cannot be
+    # delivered by a signal (signals reach the main thread only): injected at the write.
+    store = CaptureStore(tmp_path)
+    store.append("r", _line("first"))
+    fsync = _HeldFsync()
+    monkeypatch.setattr(os, "fsync", fsync)
+    outcome: dict[str, BaseException | None] = {}
+
+    def append(call_id: str) -> None:
+        try:
+            store.append("r", _line(call_id))
+            outcome[call_id] = None
+        except BaseException as exc:
+            outcome[call_id] = exc
+
+    threads = [threading.Thread(target=append, args=("held",))]
+    threads[0].start()
+    assert fsync.entered.wait(10)
+    threads += [threading.Thread(target=append, args=(f"f{i}",)) for i in range(3)]
+    for t in threads[1:]:
+        t.start()
+    group = _writer._groups[os.fspath(store.path("r"))]
+    for _ in range(1000):
+        if group.pending is not None and len(group.pending.lines) == 3:
+            break
+        threading.Event().wait(0.01)
+    assert group.pending is not None and len(group.pending.lines) == 3
+
+    def interrupted(path: str, lines: list[bytes], root: Path, mode: int) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(_writer, "_write_durably", interrupted)
+    fsync.release.set()
+    for t in threads:
+        t.join(10)
+        assert not t.is_alive(), "a follower of an interrupted batch was left waiting"
+    assert outcome["held"] is None
+    failed = [outcome[f"f{i}"] for i in range(3)]
+    assert sum(isinstance(exc, KeyboardInterrupt) for exc in failed) == 1
+    others = [exc for exc in failed if not isinstance(exc, KeyboardInterrupt)]
+    assert len(others) == 2
+    for exc in others:
+        assert isinstance(exc, OSError) and exc.errno == errno.EIO
+        assert exc.strerror == "capture write interrupted: KeyboardInterrupt()"
+    monkeypatch.undo()
+    store.append("r", _line("after"))  # the file is not left busy
+    assert [line.model_call_id for line in store.read("r")] == ["first", "held", "after"]
+
+
 def test_group_state_is_released_after_appends(tmp_path: Path) -> None:
     store = CaptureStore(tmp_path)
     for i in range(3):
@@ -591,6 +724,68 @@ def test_read_available_counts_each_kind_of_damage_and_keeps_every_good_line(
     with pytest.raises(DamagedLineError) as caught:
         store.read("r")
     assert caught.value.line_index == 1
+
+
+def test_clear_forgets_where_this_process_last_wrote(tmp_path: Path) -> None:
+    # A file created after `clear` may reuse the inode and reach the same size: the torn-line
+    # check must not be skipped on the strength of the old file's end.
+    store = CaptureStore(tmp_path)
+    store.append("r", _line("a"))
+    assert os.fspath(store.path("r")) in _writer._ends
+    store.clear("r")
+    assert os.fspath(store.path("r")) not in _writer._ends
+
+
+def test_clear_removes_a_dangling_symlink(tmp_path: Path) -> None:
+    (tmp_path / "r.capture.jsonl").symlink_to(tmp_path / "nowhere")
+    store = CaptureStore(tmp_path)
+    assert store.exists("r")  # the link itself, even though it leads nowhere
+    store.clear("r")
+    assert not os.path.lexists(tmp_path / "r.capture.jsonl")
+    assert not store.exists("r")
+
+
+def test_clear_racing_another_clear_does_not_raise(tmp_path: Path) -> None:
+    # The file is unlinked by someone else while this clear waits for the writers' lock.
+    store = CaptureStore(tmp_path)
+    store.append("r", _line("a"))
+    fd = os.open(store.path("r"), os.O_RDONLY)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    errors: list[BaseException] = []
+
+    def clear() -> None:
+        try:
+            store.clear("r")
+        except BaseException as exc:
+            errors.append(exc)
+
+    thread = threading.Thread(target=clear)
+    thread.start()
+    threading.Event().wait(0.2)  # let the clear open the file and block on the lock
+    store.path("r").unlink()
+    fcntl.flock(fd, fcntl.LOCK_UN)
+    os.close(fd)
+    thread.join(10)
+    assert errors == []
+    assert not store.exists("r")
+
+
+def test_a_refused_symlink_error_names_the_path(tmp_path: Path) -> None:
+    (tmp_path / "r.capture.jsonl").symlink_to(tmp_path / "elsewhere")
+    store = CaptureStore(tmp_path)
+    with pytest.raises(OSError) as info:
+        store.read("r")
+    assert info.value.errno == errno.ELOOP
+    assert info.value.filename == str(store.path("r"))
+
+
+def test_repr_names_the_root(tmp_path: Path) -> None:
+    assert repr(CaptureStore(tmp_path)) == f"CaptureStore({str(tmp_path)!r})"
+
+
+def test_msgspec_errors_are_what_read_available_counts() -> None:
+    # The store treats exactly these as damage; guard against a msgspec rename.
+    assert issubclass(msgspec.ValidationError, msgspec.DecodeError)
 
 
 _KILLED_WRITER = """

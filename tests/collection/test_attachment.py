@@ -6,9 +6,12 @@ import json
 import os
 from pathlib import Path
 
+import msgspec
 import pytest
 
+from model_call_capture import _codec
 from model_call_capture.collection import (
+    build_model_call_capture,
     clear_model_call_captures_for_rollouts,
     merge_model_call_capture_into_record,
 )
@@ -207,8 +210,36 @@ def test_an_incomplete_marker_in_any_of_several_capture_dirs_is_a_gap(
     assert attachment["gaps"] == [{"code": "model_call_capture_incomplete"}]
 
 
+def test_an_unreadable_dir_does_not_hide_the_next_and_damage_adds_up(tmp_path: Path) -> None:
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "r.capture.jsonl").write_text('{"format":"model-call-capture/2"}\n')
+    for name in ("b", "c"):
+        CaptureStore(tmp_path / name).append("r", capture_line(name))
+        with (tmp_path / name / "r.capture.jsonl").open("a") as f:
+            f.write("not json\n")
+    attachment = merge_model_call_capture_into_record(
+        {"_ng_rollout_id": "r"}, [tmp_path / "a", tmp_path / "b", tmp_path / "c"]
+    )["ng_model_call_capture"]
+    assert [c["model_call_id"] for c in attachment["calls"]] == ["b", "c"]
+    assert [(g["code"], g.get("detail")) for g in attachment["gaps"][1:]] == [
+        ("model_call_capture_records_unreadable", "count=2")
+    ]
+    assert attachment["gaps"][0]["code"] == "model_call_capture_unreadable"
+
+
+def test_typed_attachment_leaves_payloads_absent_by_default(tmp_path: Path) -> None:
+    line = capture_line("a", request_raw="not json", response_raw="data: [DONE]\n\n")
+    CaptureStore(tmp_path).append("r", line)
+    (call,) = build_model_call_capture("r", tmp_path).calls
+    payloads = (call.request, call.response, call.request_raw, call.response_raw)
+    assert payloads == (msgspec.UNSET,) * 4
+    assert b"request" not in _codec.encode_line(call)
+    (full,) = build_model_call_capture("r", tmp_path, include_payloads=True).calls
+    assert (full.request_raw, full.response_raw) == ("not json", "data: [DONE]\n\n")
+
+
 def test_a_record_without_a_rollout_is_refused(tmp_path: Path) -> None:
-    with pytest.raises(ValueError, match="names no rollout"):
+    with pytest.raises(ValueError, match=r"^the record names no rollout: it needs _ng_rollout_id"):
         merge_model_call_capture_into_record({"reward": 1}, tmp_path)
     with pytest.raises(InvalidRolloutIdError):
         merge_model_call_capture_into_record({"_ng_rollout_id": "../x"}, tmp_path)

@@ -193,6 +193,14 @@ LINES: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
         {"started": True, "status": 503, "stream": True, "stream_result": STREAM_OK, "raw": SSE},
         {"error_category": "upstream_error", "response_raw": SSE.decode()},
     ),
+    "a 3xx reply whose body is not JSON is not a parse error": (
+        {"started": True, "status": 300, "body": b"<html>moved</html>"},
+        {"error_category": None, "response_raw": "<html>moved</html>"},
+    ),
+    "a 299 reply whose body is not JSON is a parse error": (
+        {"started": True, "status": 299, "body": b"not json"},
+        {"error_category": "capture_parse_error"},
+    ),
     "the client left": (
         {"started": True, "status": 200, "disconnected": True},
         {"status_code": 200, "error_category": "cancelled"},

@@ -97,6 +97,7 @@ EXCEPTIONS = {
     "a class named ...Timeout": (ReadTimeout(), ("timeout", None, None)),
     "a class named ...TimeoutError": (APITimeoutError(), ("timeout", None, None)),
     "httpx timeout": (httpx.ReadTimeout("t"), ("timeout", None, None)),
+    "httpx's timeout base class itself": (httpx.TimeoutException("t"), ("timeout", None, None)),
     "builtin connection error": (ConnectionResetError(), ("connection", None, None)),
     "a class named ConnectError": (ConnectError(), ("connection", None, None)),
     "aiohttp's disconnect": (ServerDisconnectedError(), ("connection", None, None)),
@@ -105,6 +106,9 @@ EXCEPTIONS = {
     "anything else": (ValueError("v"), ("exception", None, None)),
     "status_code on the exception": (WithStatus(503), ("exception", 503, None)),
     "status_code out of range": (WithStatus(1000), ("exception", None, None)),
+    "status_code at the low end of the range": (WithStatus(100), ("exception", 100, None)),
+    "status_code at the high end of the range": (WithStatus(999), ("exception", 999, None)),
+    "status_code below the range": (WithStatus(99), ("exception", None, None)),
     "status_code not an int": (WithStatus("429"), ("exception", None, None)),
     "response with bytes": (
         WithResponse(Response(429, b'{"error":"slow"}')),
@@ -113,6 +117,14 @@ EXCEPTIONS = {
     "response with text": (
         WithResponse(Response(500, "caf\u00e9")),
         ("exception", 500, b"caf\xc3\xa9"),
+    ),
+    "response with a lone surrogate in its text": (
+        WithResponse(Response(500, "a\ud800")),
+        ("exception", 500, b"a\xed\xa0\x80"),
+    ),
+    "response with content of another type": (
+        WithResponse(Response(500, 42)),
+        ("exception", 500, None),
     ),
     "response with an empty body": (WithResponse(Response(500, b"")), ("exception", 500, None)),
     "response status wins over the exception's": (
