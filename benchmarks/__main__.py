@@ -1,4 +1,7 @@
-"""`python -m benchmarks [--quick] [--only 1,2,...]`: run the benchmarks, print the table."""
+"""`python -m benchmarks [--quick] [--only 1,2,...]`: run the benchmarks, print the table.
+
+`python -m benchmarks scale [--rollouts N | --quick]`: the read side at scale, beside DuckDB.
+"""
 
 from __future__ import annotations
 
@@ -44,7 +47,12 @@ def machine() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the selected sections and print a markdown table of ratios."""
+    """Run the selected sections and print a markdown table of ratios (or `scale`)."""
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["scale"]:
+        from . import scale
+
+        return scale.main(argv[1:])
     parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
     parser.add_argument(
         "--quick", action="store_true", help="small sizes and few rounds (CI smoke run)"

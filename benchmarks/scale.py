@@ -1,0 +1,216 @@
+"""`python -m benchmarks scale --rollouts N`: the read side on an RL-sized directory, beside DuckDB.
+
+Generates a seeded directory (`_generate.py`), then runs each command as its own process,
+one after another on the same files in the same run: `mcc stats`, `mcc export` (with and
+without `--payloads`), `mcc validate`, `read_model_call_records` over every rollout, and
+DuckDB's `read_json` with the same questions (stats in SQL; `COPY ... TO parquet` without
+and with the payload columns). For each: wall time, lines per second, peak RSS of that
+process (`ru_maxrss` from `wait4`, so only its own peak) and the size of what it wrote.
+The machine is shared: figures are noisy, compare rows of one run only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from ._generate import generate
+
+__all__ = ["main"]
+
+_READ = """
+import sys
+from model_call_capture.records import read_model_call_records
+from model_call_capture.store import CaptureStore
+store = CaptureStore(sys.argv[1])
+n = tokens = 0
+for rollout_id in store.rollout_ids():
+    for r in read_model_call_records(store, rollout_id):
+        n += 1
+        tokens += r.tokens_in or 0
+print(n, tokens)
+"""
+
+_DUCK_SOURCE = (
+    "read_json('{root}/*.capture.jsonl', format='newline_delimited', "
+    "maximum_object_size=268435456, columns={{model_call_id: 'VARCHAR', dialect: 'VARCHAR', "
+    "status_code: 'INTEGER', error_category: 'VARCHAR', latency_ms: 'DOUBLE', "
+    "latency_ttft_ms: 'DOUBLE', started_at: 'DOUBLE', request: 'JSON', response: 'JSON', "
+    "response_raw: 'VARCHAR', stream: 'BOOLEAN'}})"
+)
+# The usage fields of the three dialects, as DuckDB has to spell them by hand.
+_DUCK_COLUMNS = """
+    model_call_id, dialect, status_code, error_category, latency_ms, latency_ttft_ms, started_at,
+    coalesce(response->>'$.model', request->>'$.model') AS model,
+    coalesce(response->>'$.usage.prompt_tokens', response->>'$.usage.input_tokens')::BIGINT AS tokens_in,
+    coalesce(response->>'$.usage.completion_tokens', response->>'$.usage.output_tokens')::BIGINT AS tokens_out
+"""
+_DUCK_STATS = """
+import sys, duckdb
+rows = duckdb.sql('''
+SELECT model, dialect, count(*) AS calls, sum(tokens_in), sum(tokens_out),
+       quantile_disc(latency_ms, 0.5), quantile_disc(latency_ms, 0.95),
+       count(error_category) AS errors
+FROM (SELECT {columns} FROM {source}) GROUP BY ALL ORDER BY ALL
+''').fetchall()
+print(rows)
+"""
+_DUCK_COPY = """
+import duckdb
+duckdb.sql('''COPY (SELECT {columns} FROM {source}) TO '{out}' (FORMAT parquet)''')
+"""
+
+
+@dataclass
+class Measure:
+    """One command's run."""
+
+    what: str
+    seconds: float
+    peak_rss: int
+    """Bytes (`ru_maxrss` of the process)."""
+    output_bytes: int
+    ok: bool
+    error: str = ""
+
+
+def _run(what: str, argv: list[str], out: Path | None) -> Measure:
+    """Run `argv` as a child of GNU time, which reports the child's own peak RSS.
+
+    Not `wait4` from here: on Linux a child's `ru_maxrss` also counts the pages of this
+    (much bigger) process that it was forked from before its `exec`; `time` is tiny.
+    """
+    started = time.perf_counter()
+    with (
+        tempfile.TemporaryFile() as stdout,
+        tempfile.TemporaryFile() as stderr,
+        tempfile.NamedTemporaryFile("r") as rss,
+    ):
+        code = subprocess.call(
+            ["/usr/bin/time", "-f", "%M", "-o", rss.name, *argv], stdout=stdout, stderr=stderr
+        )
+        seconds = time.perf_counter() - started
+        stdout.seek(0)
+        stderr.seek(0)
+        printed = len(stdout.read())
+        error = stderr.read().decode(errors="replace").strip().splitlines()
+        peak_kib = int(rss.read().split()[-1])
+    size = out.stat().st_size if out is not None and out.exists() else printed
+    # `mcc validate` exits 1 on invalid lines; the generated failures are valid lines.
+    ok = code == 0
+    return Measure(what, seconds, peak_kib * 1024, size, ok, "" if ok else (error or ["?"])[-1])
+
+
+def _commands(root: Path, work: Path) -> list[tuple[str, list[str], Path | None]]:
+    python = sys.executable
+    mcc = [python, "-m", "model_call_capture.cli"]
+    cols = " ".join(_DUCK_COLUMNS.split())
+    payload_cols = cols + ", request, response, response_raw"
+    source = _DUCK_SOURCE.format(root=root)
+
+    def duck(template: str, **kw: str) -> list[str]:
+        return [python, "-c", template.format(source=source, **kw)]
+
+    return [
+        ("mcc stats --json", [*mcc, "stats", str(root), "--json"], None),
+        ("duckdb read_json: stats SQL", duck(_DUCK_STATS, columns=cols), None),
+        (
+            "mcc export (parquet)",
+            [*mcc, "export", str(root), "--out", str(work / "mcc.parquet")],
+            work / "mcc.parquet",
+        ),
+        (
+            "duckdb COPY TO parquet",
+            duck(_DUCK_COPY, columns=cols, out=str(work / "duck.parquet")),
+            work / "duck.parquet",
+        ),
+        (
+            "mcc export --payloads",
+            [*mcc, "export", str(root), "--payloads", "--out", str(work / "mcc-p.parquet")],
+            work / "mcc-p.parquet",
+        ),
+        (
+            "duckdb COPY TO parquet, payload columns",
+            duck(_DUCK_COPY, columns=payload_cols, out=str(work / "duck-p.parquet")),
+            work / "duck-p.parquet",
+        ),
+        ("mcc validate", [*mcc, "validate", str(root)], None),
+        ("read_model_call_records, all rollouts", [python, "-c", _READ, str(root)], None),
+    ]
+
+
+def _table(measures: list[Measure], lines: int) -> str:
+    out = [
+        "| command | seconds | lines/s | peak RSS | output |",
+        "|---|---|---|---|---|",
+    ]
+    for m in measures:
+        if not m.ok:
+            out.append(f"| {m.what} | failed | - | {_mb(m.peak_rss)} | {m.error[:120]} |")
+            continue
+        out.append(
+            f"| {m.what} | {m.seconds:.1f} | {lines / m.seconds:,.0f} | {_mb(m.peak_rss)} "
+            f"| {_mb(m.output_bytes)} |"
+        )
+    return "\n".join(out)
+
+
+def _mb(n: int) -> str:
+    return f"{n / 1e6:,.1f} MB" if n >= 100_000 else f"{n / 1e3:,.1f} KB"
+
+
+def run(rollouts: int, *, base: Path, keep: bool = False) -> str:
+    """Generate `rollouts` under `base`, measure every command, return the report."""
+    root = base / "model-calls"
+    work = base / "out"
+    work.mkdir(parents=True, exist_ok=True)
+    print(f"generating {rollouts} rollouts in {root} ...", file=sys.stderr, flush=True)
+    started = time.perf_counter()
+    made = generate(root, rollouts)
+    generated = time.perf_counter() - started
+    measures: list[Measure] = []
+    try:
+        for what, argv, out in _commands(root, work):
+            print(f"running {what} ...", file=sys.stderr, flush=True)
+            measures.append(_run(what, argv, out))
+    finally:
+        if not keep:
+            shutil.rmtree(root, ignore_errors=True)
+            shutil.rmtree(work, ignore_errors=True)
+    head = (
+        f"{made.rollouts} rollouts, {made.lines:,} lines, {made.bytes / 1e6:,.0f} MB "
+        f"(mean line {made.bytes / max(made.lines, 1) / 1e3:.0f} KB; generated in {generated:.0f} s)"
+    )
+    return head + "\n\n" + _table(measures, made.lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Parse the `scale` arguments, run, print the table."""
+    from .__main__ import machine
+
+    parser = argparse.ArgumentParser(prog="python -m benchmarks scale", description=__doc__)
+    parser.add_argument("--rollouts", type=int, default=200, help="rollouts to generate")
+    parser.add_argument("--quick", action="store_true", help="6 rollouts (CI smoke run)")
+    parser.add_argument(
+        "--dir",
+        default=os.environ.get("MCC_BENCH_DIR") or tempfile.gettempdir(),
+        help="where to generate (deleted afterwards)",
+    )
+    args = parser.parse_args(argv)
+    rollouts = 6 if args.quick else args.rollouts
+    base = Path(tempfile.mkdtemp(prefix="mcc-scale-", dir=args.dir))
+    try:
+        report = run(rollouts, base=base)
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+    print(f"machine: {machine()}")
+    print(f"command: python -m benchmarks scale --rollouts {rollouts}\n")
+    print(report)
+    return 0
