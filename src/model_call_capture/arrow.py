@@ -1,0 +1,238 @@
+"""Capture files as Arrow record batches: the one export schema and the batches that fill it.
+
+pyarrow is optional (`pip install 'model-call-capture[arrow]'`): it is imported when a
+function here is first called, so the core install stays light.
+
+The schema is fixed (docs/formats.md, "Export (Arrow / Parquet)"): the same types in every
+run and every partition, whatever the values, so datasets of many runs concatenate. Times
+stay what the records hold, float64 Unix seconds, so a value is never rounded on the way.
+Counts are int64; a value Arrow cannot hold (a token count above int64 in a hand-made or
+hostile line) becomes null and is counted in `RecordBatches.out_of_range`, so one odd line
+never fails an export. Free-form JSON (payloads, tool-call arguments) is JSON text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+from . import _codec
+from .contracts import ModelCallRecord
+from .records import read_available_model_call_records
+from .store import CAPTURE_SUFFIX, CaptureStore
+from .store._files import rollout_id_of
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+__all__ = [
+    "PAYLOAD_COLUMNS",
+    "RecordBatches",
+    "iter_record_batches",
+    "record_rows",
+    "record_schema",
+]
+
+PAYLOAD_COLUMNS = ("request", "response", "request_raw", "response_raw")
+"""The payload columns, present only when `payloads=True`: JSON text (large_string)."""
+
+_INT64_MIN = -(1 << 63)
+_INT64_MAX = (1 << 63) - 1
+
+# (name, kind) in schema order; kinds map to Arrow types in `_arrow_type`.
+_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("rollout_id", "str"),
+    ("model_call_id", "str"),
+    ("response_id", "str"),
+    ("call_index", "int"),
+    ("model_ref", "model_ref"),
+    ("model", "str"),
+    ("dialect", "str"),
+    ("status_code", "int"),
+    ("response_status", "str"),
+    ("finish_reason", "str"),
+    ("started_at", "float"),
+    ("completed_at", "float"),
+    ("tokens_in", "int"),
+    ("tokens_out", "int"),
+    ("tokens_reasoning", "int"),
+    ("tokens_total", "int"),
+    ("cached_tokens", "int"),
+    ("cache_hit", "bool"),
+    ("cache_creation_tokens", "int"),
+    ("tool_calls", "tool_calls"),
+    ("reasoning_content", "str"),
+    ("error_category", "str"),
+    ("latency_total_ms", "float"),
+    ("latency_ttft_ms", "float"),
+    ("capture_cut", "bool"),
+)
+_INT_COLUMNS = tuple(name for name, kind in _COLUMNS if kind == "int")
+
+DEFAULT_BATCH_BYTES = 64 << 20
+"""Payload text after which a batch is cut even if it has fewer than `batch_size` rows."""
+
+
+def _arrow_type(kind: str) -> pa.DataType:
+    import pyarrow as pa
+
+    if kind == "int":
+        return pa.int64()
+    if kind == "float":
+        return pa.float64()
+    if kind == "bool":
+        return pa.bool_()
+    if kind == "model_ref":
+        return pa.struct([("type", pa.string()), ("name", pa.string())])
+    if kind == "tool_calls":
+        return pa.list_(
+            pa.struct([("call_id", pa.string()), ("name", pa.string()), ("arguments", pa.string())])
+        )
+    if kind == "json":
+        return pa.large_string()
+    return pa.string()
+
+
+def record_schema(payloads: bool = False) -> pa.Schema:
+    """The Arrow schema of exported records: `rollout_id`, then every record field in order.
+
+    With `payloads`, four JSON-text columns (`request`, `response`, `request_raw`,
+    `response_raw`, large_string) come before `capture_cut`, as in the record.
+    `rollout_id` and `call_index` are never null; every other column may be.
+    """
+    import pyarrow as pa
+
+    fields = []
+    for name, kind in _COLUMNS:
+        if name == "capture_cut" and payloads:
+            fields += [pa.field(p, pa.large_string()) for p in PAYLOAD_COLUMNS]
+        nullable = name not in ("rollout_id", "call_index", "capture_cut", "tool_calls")
+        fields.append(pa.field(name, _arrow_type(kind), nullable=nullable))
+    return pa.schema(fields)
+
+
+def _json_text(value: Any) -> str | None:
+    if value is None or value is msgspec.UNSET:
+        return None
+    if type(value) is msgspec.Raw:  # the line's own text, not decoded yet: keep it verbatim
+        return bytes(value).decode()
+    if isinstance(value, str):
+        return value
+    return _codec.encode(value).decode()
+
+
+def record_rows(rollout_id: str, record: ModelCallRecord, payloads: bool) -> dict[str, Any]:
+    """One record as the plain values of its export row (ints not yet range-checked)."""
+    raw = msgspec.structs.asdict(record)  # keeps unread payloads as their JSON text
+    row: dict[str, Any] = {"rollout_id": rollout_id}
+    for name, kind in _COLUMNS[1:]:
+        value = raw[name]
+        if kind == "model_ref" and value is not None:
+            value = {"type": value.type, "name": value.name}
+        elif kind == "tool_calls":
+            value = [
+                {"call_id": c.call_id, "name": c.name, "arguments": _json_text(c.arguments)}
+                for c in value
+            ]
+        row[name] = value
+    if payloads:
+        for name in ("request", "response"):
+            row[name] = _json_text(raw[name])
+        for name in ("request_raw", "response_raw"):
+            value = raw[name]
+            row[name] = None if value is msgspec.UNSET else value
+    return row
+
+
+class RecordBatches:
+    """Record batches of capture files, iterated once: see `iter_record_batches`.
+
+    The counters grow as batches are yielded and are final once the iteration ends.
+    """
+
+    __slots__ = ("_it", "damaged", "out_of_range", "payloads", "rows")
+
+    def __init__(
+        self, paths: Iterable[str | Path], *, payloads: bool, batch_size: int, batch_bytes: int
+    ) -> None:
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be at least 1, got {batch_size}")
+        self.payloads = payloads
+        """Whether the batches carry the payload columns."""
+        self.rows = 0
+        """Rows yielded so far."""
+        self.damaged = 0
+        """Damaged lines skipped (as `read_available_model_call_records` skips them)."""
+        self.out_of_range = 0
+        """Values Arrow cannot hold (an int beyond int64) written as null instead."""
+        self._it = self._batches(paths, batch_size, batch_bytes)
+
+    def __iter__(self) -> Iterator[pa.RecordBatch]:
+        return self
+
+    def __next__(self) -> pa.RecordBatch:
+        return next(self._it)
+
+    def _batches(
+        self, paths: Iterable[str | Path], batch_size: int, batch_bytes: int
+    ) -> Iterator[pa.RecordBatch]:
+        schema = record_schema(self.payloads)
+        rows: list[dict[str, Any]] = []
+        size = 0
+        for path in paths:
+            for row in self._file_rows(Path(path)):
+                rows.append(row)
+                if self.payloads:
+                    size += sum(len(row[p] or "") for p in PAYLOAD_COLUMNS)
+                if len(rows) >= batch_size or size >= batch_bytes:
+                    yield self._batch(rows, schema)
+                    rows, size = [], 0
+        if rows:
+            yield self._batch(rows, schema)
+
+    def _file_rows(self, path: Path) -> Iterator[dict[str, Any]]:
+        rollout_id = rollout_id_of(path.name)
+        if rollout_id is None or not path.name.endswith(CAPTURE_SUFFIX):
+            raise ValueError(f"{path}: not a capture file (<rollout_id>.capture.jsonl)")
+        records, damaged = read_available_model_call_records(CaptureStore(path.parent), rollout_id)
+        self.damaged += damaged
+        for record in records:
+            yield record_rows(rollout_id, record, self.payloads)
+
+    def _batch(self, rows: list[dict[str, Any]], schema: pa.Schema) -> pa.RecordBatch:
+        import pyarrow as pa
+
+        for row in rows:
+            for name in _INT_COLUMNS:
+                value = row[name]
+                if value is not None and not _INT64_MIN <= value <= _INT64_MAX:
+                    row[name] = None
+                    self.out_of_range += 1
+        arrays = [
+            pa.array([row[field.name] for row in rows], type=field.type, from_pandas=False)
+            for field in schema
+        ]
+        self.rows += len(rows)
+        return pa.RecordBatch.from_arrays(arrays, schema=schema)
+
+
+def iter_record_batches(
+    paths: Iterable[str | Path],
+    *,
+    payloads: bool = False,
+    batch_size: int = 8192,
+    batch_bytes: int = DEFAULT_BATCH_BYTES,
+) -> RecordBatches:
+    """Arrow record batches of the calls in capture files `paths`, each with `record_schema(payloads)`.
+
+    Rows come in file order, then line order; values are the records' own, as
+    `read_available_model_call_records` gives them (damaged lines skipped and counted).
+    A batch holds at most `batch_size` rows and is cut early once its payload text passes
+    `batch_bytes`. Memory is bounded by one batch and one file's records, never by the
+    number of files. The returned iterator's `damaged`, `out_of_range` and `rows` count
+    what was skipped, nulled and yielded.
+    """
+    return RecordBatches(paths, payloads=payloads, batch_size=batch_size, batch_bytes=batch_bytes)
