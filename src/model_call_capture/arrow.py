@@ -27,17 +27,23 @@ from .store._files import rollout_id_of
 
 if TYPE_CHECKING:
     import pyarrow as pa
+    import pyarrow.dataset as ds
 
 __all__ = [
+    "EXPORT_MANIFEST",
     "PAYLOAD_COLUMNS",
     "RecordBatches",
     "iter_record_batches",
+    "open_export_dataset",
     "record_rows",
     "record_schema",
 ]
 
 PAYLOAD_COLUMNS = ("request", "response", "request_raw", "response_raw")
 """The payload columns, present only when `payloads=True`: JSON text (large_string)."""
+
+EXPORT_MANIFEST = "_mcc_export_manifest.json"
+"""The file beside a dataset `mcc export` wrote: its options and what it holds."""
 
 _INT64_MIN = -(1 << 63)
 _INT64_MAX = (1 << 63) - 1
@@ -236,3 +242,24 @@ def iter_record_batches(
     what was skipped, nulled and yielded.
     """
     return RecordBatches(paths, payloads=payloads, batch_size=batch_size, batch_bytes=batch_bytes)
+
+
+def open_export_dataset(path: str | Path) -> ds.Dataset:
+    """The dataset directory `mcc export --partition-by/--incremental` wrote, with `record_schema`.
+
+    Partition columns get their schema types back (not the types pyarrow would infer from
+    the directory names), so every dataset has the same schema as a single-file export.
+    """
+    import pyarrow as pa
+    import pyarrow.dataset as ds
+
+    root = Path(path)
+    manifest = _codec.decode((root / EXPORT_MANIFEST).read_bytes())
+    schema = record_schema(bool(manifest["payloads"]))
+    columns = list(manifest["partition_by"])
+    partitioning = (
+        ds.partitioning(pa.schema([schema.field(c) for c in columns]), flavor="hive")
+        if columns
+        else None
+    )
+    return ds.dataset(root, schema=schema, format="parquet", partitioning=partitioning)

@@ -1,0 +1,220 @@
+"""`mcc export` (one row per call: Parquet, a Parquet dataset, or JSONL) and `mcc schema`.
+
+The export streams rollout by rollout (`_single`, `_dataset`), reads rollouts on a process
+pool (`.._parallel.map_files`) and publishes atomically (`_atomic`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from ... import _codec
+from ...arrow import PAYLOAD_COLUMNS
+from ...store import CaptureStore
+from .._common import capture_root, stderr, stdout
+from .._parallel import default_jobs
+from . import _atomic
+from ._dataset import check_partition_by, update_dataset, write_dataset_dir
+from ._single import Counts, write_jsonl, write_parquet
+
+__all__ = ["PAYLOAD_FIELDS", "export", "schema"]
+
+PAYLOAD_FIELDS = PAYLOAD_COLUMNS
+"""Record fields that carry the captured payloads; exported only with `--payloads`."""
+
+DEFAULT_ROW_GROUP_SIZE = 65536
+
+
+def _need_pyarrow() -> None:
+    try:
+        import pyarrow  # noqa: F401
+    except ImportError:
+        raise click.ClickException(
+            "Parquet export needs pyarrow: pip install 'model-call-capture[arrow]' (or use --format jsonl)"
+        ) from None
+
+
+def _capture_paths(directory: str) -> list[Path]:
+    store = CaptureStore(capture_root(directory))
+    return [store.path(rollout_id) for rollout_id in sorted(store.rollout_ids())]
+
+
+def _write_file(
+    paths: list[Path], target: Path, fmt: str, payloads: bool, row_group_size: int, jobs: int
+) -> Counts:
+    tmp = _atomic.temp_path(target)
+    # Payloads are what the capture files hold: as private as they are (0600).
+    _atomic.create_file(tmp, 0o600 if payloads else 0o666)
+    try:
+        if fmt == "parquet":
+            counts = write_parquet(
+                paths, tmp, payloads=payloads, row_group_size=row_group_size, jobs=jobs
+            )
+        else:
+            counts = write_jsonl(paths, tmp, payloads=payloads, jobs=jobs)
+        _atomic.publish_file(tmp, target)
+    finally:
+        _atomic.remove(tmp)
+    return counts
+
+
+@click.command()
+@click.argument("directory", metavar="DIR", type=click.Path(file_okay=False))
+@click.option(
+    "--out",
+    "out",
+    required=True,
+    type=click.Path(writable=True),
+    help="The file to write (a directory with --partition-by or --incremental).",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["parquet", "jsonl"]),
+    default=None,
+    help="Output format; by default jsonl for a .jsonl/.json file name, else parquet.",
+)
+@click.option(
+    "--payloads", is_flag=True, help="Add request, response, request_raw and response_raw columns."
+)
+@click.option(
+    "--partition-by",
+    "partition_by",
+    default=None,
+    metavar="COLUMN[,COLUMN]",
+    help="Write a hive-partitioned Parquet dataset directory (e.g. model or dialect).",
+)
+@click.option(
+    "--incremental",
+    is_flag=True,
+    help="Update the dataset at --out: export only rollouts that are new or changed since.",
+)
+@click.option(
+    "--row-group-size",
+    type=click.IntRange(min=1),
+    default=DEFAULT_ROW_GROUP_SIZE,
+    show_default=True,
+    help="Most rows in a Parquet row group (fewer when payloads pass 64 MiB).",
+)
+@click.option(
+    "--jobs",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Processes reading capture files [default: every core]; the output is the same.",
+)
+def export(
+    directory: str,
+    out: str,
+    fmt: str | None,
+    payloads: bool,
+    partition_by: str | None,
+    incremental: bool,
+    row_group_size: int,
+    jobs: int | None,
+) -> None:
+    """One row per call: `rollout_id` and every ModelCallRecord field.
+
+    Parquet (needs pyarrow: pip install 'model-call-capture[arrow]') is readable by
+    DuckDB, Spark, Ray Data and pandas, with one fixed schema (docs/formats.md, "Export");
+    free-form JSON (payloads, tool-call arguments) is stored as JSON text there. JSONL
+    rows are the records as JSON, `rollout_id` added. The export streams: memory does not
+    grow with the directory. Nothing half-written is ever visible at --out.
+
+    \b
+    Example:
+      mcc export ./mcc-demo --out calls.parquet
+      duckdb -c "select model, avg(latency_total_ms) from 'calls.parquet' group by 1"
+      mcc export /data/model-calls --out calls.jsonl --payloads
+      mcc export /data/model-calls --out calls/ --partition-by model --incremental
+    """
+    target = Path(out)
+    columns = [c.strip() for c in partition_by.split(",")] if partition_by else []
+    dataset = bool(columns) or incremental
+    fmt = fmt or ("jsonl" if target.suffix in (".jsonl", ".json") and not dataset else "parquet")
+    if dataset and fmt != "parquet":
+        raise click.ClickException("--partition-by and --incremental write Parquet datasets")
+    if fmt == "parquet":
+        _need_pyarrow()
+    if not target.parent.is_dir():
+        raise click.ClickException(f"{target.parent}: no such directory")
+    if dataset and target.exists() and not target.is_dir():
+        raise click.ClickException(f"{target}: exists and is not a dataset directory")
+    if not dataset and target.is_dir():
+        raise click.ClickException(f"{target}: is a directory (use --partition-by for a dataset)")
+    if dataset:
+        check_partition_by(columns, payloads)
+    paths = _capture_paths(directory)
+    jobs = jobs or default_jobs()
+    _atomic.clean_stale(target)
+    counts: Counts | None
+    if dataset:
+        write = update_dataset if incremental else write_dataset_dir
+        counts = write(
+            paths,
+            target,
+            payloads=payloads,
+            partition_by=columns,
+            row_group_size=row_group_size,
+            jobs=jobs,
+        )
+    else:
+        counts = _write_file(paths, target, fmt, payloads, row_group_size, jobs)
+    if counts is None:
+        stdout().print(f"{target} is up to date")
+        return
+    stdout().print(f"wrote {counts.rows} calls to {target} ({fmt})")
+    if counts.damaged:
+        stderr().print(
+            f"[yellow]{counts.damaged} unreadable lines skipped (mcc validate {directory} lists them)[/]"
+        )
+    if counts.out_of_range:
+        stderr().print(
+            f"[yellow]{counts.out_of_range} values beyond the export's types (int64) written as null[/]"
+        )
+
+
+@click.command()
+@click.option(
+    "--out",
+    "out",
+    type=click.Path(file_okay=False),
+    help="Write the schema files into this directory.",
+)
+def schema(out: str | None) -> None:
+    """The JSON Schemas (2020-12) of the capture formats: list them, or write them with --out.
+
+    The files keep their packaged layout (`v1/capture-line.schema.json`, ...), so their
+    `$ref`s resolve between them; generate types for another language from them.
+
+    \b
+    Example:
+      mcc schema
+      mcc schema --out ./schemas && datamodel-codegen --input schemas/v1/capture-line.schema.json
+    """
+    from rich.table import Table
+
+    from ... import schemas
+
+    documents = {
+        name: (schemas.schema_dir() / name).read_bytes() for name in schemas.schema_names()
+    }
+    if out is None:
+        table = Table(title=f"{len(documents)} JSON Schemas", title_justify="left")
+        for name in ("file", "title"):
+            table.add_column(name, no_wrap=True)
+        for rel, text in sorted(documents.items()):
+            table.add_row(rel, str(_codec.decode(text).get("title", "-")))
+        console = stdout()
+        console.print(table)
+        console.print(
+            f"each $id is {schemas.SCHEMA_BASE_URI}<file>; write them with: mcc schema --out DIR"
+        )
+        return
+    root = Path(out)
+    for rel, text in sorted(documents.items()):
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(text)
+    stdout().print(f"wrote {len(documents)} schemas to {root}")

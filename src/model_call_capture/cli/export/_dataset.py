@@ -1,0 +1,317 @@
+"""A hive-partitioned Parquet dataset directory, written whole or updated incrementally.
+
+Files are `<col>=<value>/.../part-<generation>-<i>.parquet`; `_mcc_export_manifest.json`
+beside them records the options, the committed generations and the size and mtime of
+every capture file exported. An incremental run exports only rollouts that are new or
+changed, after removing their old rows from the files that held them. Its order makes a
+kill at any point harmless to the next run: rewritten old files first (rows may go
+missing, never appear twice), then the new files, then the manifest; the next run
+deletes files of generations the manifest does not list and re-exports every rollout
+whose file differs from the manifest.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ... import _codec
+from ...arrow import EXPORT_MANIFEST, record_schema
+from . import _atomic
+from ._single import Counts, rollout_tables
+
+__all__ = [
+    "PART_FILE",
+    "capture_state",
+    "check_partition_by",
+    "update_dataset",
+    "write_dataset_dir",
+]
+
+PART_FILE = re.compile(r"part-(\d+)-\d+\.parquet")
+"""The name of a data file; group 1 is its generation."""
+
+MANIFEST_FORMAT = "mcc-export-manifest/1"
+
+
+def check_partition_by(columns: Sequence[str], payloads: bool) -> None:
+    """Refuse partition columns that are not scalar strings, ints or booleans of the schema."""
+    import pyarrow as pa
+
+    schema = record_schema(payloads)
+    if len(set(columns)) != len(columns):
+        raise click.ClickException(f"--partition-by names a column twice: {','.join(columns)}")
+    for name in columns:
+        if name not in schema.names:
+            raise click.ClickException(f"--partition-by: no column {name!r}")
+        kind = schema.field(name).type
+        if not (pa.types.is_string(kind) or pa.types.is_integer(kind) or pa.types.is_boolean(kind)):
+            raise click.ClickException(
+                f"--partition-by: column {name!r} is not a string, int or bool"
+            )
+
+
+def capture_state(paths: Sequence[Path]) -> dict[str, list[int]]:
+    """`[size, mtime_ns]` of each capture file, taken before it is read (a file that grows
+    while it is exported then differs from the manifest and is exported again next time)."""
+    state = {}
+    for path in paths:
+        try:
+            st = os.stat(path)
+        except FileNotFoundError:
+            continue
+        state[path.name] = [st.st_size, st.st_mtime_ns]
+    return state
+
+
+def _write_parts(
+    paths: Sequence[Path],
+    base: Path,
+    *,
+    generation: int,
+    payloads: bool,
+    partition_by: Sequence[str],
+    row_group_size: int,
+    jobs: int,
+) -> Counts:
+    import pyarrow as pa
+    import pyarrow.dataset as ds
+
+    schema = record_schema(payloads)
+    counts = Counts()
+    batches = (
+        batch
+        for table in rollout_tables(paths, payloads, jobs, counts)
+        for batch in table.to_batches()
+    )
+    partitioning = (
+        ds.partitioning(pa.schema([schema.field(c) for c in partition_by]), flavor="hive")
+        if partition_by
+        else None
+    )
+    ds.write_dataset(
+        pa.RecordBatchReader.from_batches(schema, batches),
+        base,
+        format="parquet",
+        partitioning=partitioning,
+        basename_template=f"part-{generation:06d}-{{i}}.parquet",
+        file_options=ds.ParquetFileFormat().make_write_options(compression="zstd"),
+        max_rows_per_group=row_group_size,
+        min_rows_per_group=min(row_group_size, 8192),
+        max_rows_per_file=16 * row_group_size,
+        max_open_files=64,
+        existing_data_behavior="overwrite_or_ignore",
+    )
+    if payloads:  # the files hold what the captures hold: as private as they are
+        for dirpath, _, files in os.walk(base):
+            for name in files:
+                os.chmod(Path(dirpath) / name, 0o600)
+    return counts
+
+
+def _manifest(
+    payloads: bool, partition_by: Sequence[str], generations: list[int], state: dict[str, list[int]]
+) -> bytes:
+    return _codec.encode(
+        {
+            "format": MANIFEST_FORMAT,
+            "payloads": payloads,
+            "partition_by": list(partition_by),
+            "generations": generations,
+            "captures": state,
+        }
+    )
+
+
+def _write_manifest(base: Path, data: bytes, mode: int) -> None:
+    target = base / EXPORT_MANIFEST
+    tmp = _atomic.temp_path(target)
+    _atomic.create_file(tmp, mode)
+    tmp.write_bytes(data)
+    _atomic.publish_file(tmp, target)
+
+
+def write_dataset_dir(
+    paths: Sequence[Path],
+    out: Path,
+    *,
+    payloads: bool,
+    partition_by: Sequence[str],
+    row_group_size: int,
+    jobs: int,
+) -> Counts:
+    """Write a whole new dataset into a temporary directory, then swap it in place of `out`."""
+    state = capture_state(paths)
+    tmp = _atomic.temp_path(out)
+    _atomic.remove(tmp)
+    os.mkdir(tmp, 0o700 if payloads else 0o777)
+    counts = _write_parts(
+        paths,
+        tmp,
+        generation=1,
+        payloads=payloads,
+        partition_by=partition_by,
+        row_group_size=row_group_size,
+        jobs=jobs,
+    )
+    _write_manifest(
+        tmp, _manifest(payloads, partition_by, [1], state), 0o600 if payloads else 0o666
+    )
+    _atomic.publish_dir(tmp, out)
+    return counts
+
+
+def read_manifest(out: Path) -> dict[str, Any] | None:
+    """The manifest of the dataset at `out`, None when there is none."""
+    try:
+        value = _codec.decode((out / EXPORT_MANIFEST).read_bytes())
+    except FileNotFoundError:
+        return None
+    if not isinstance(value, dict) or value.get("format") != MANIFEST_FORMAT:
+        raise click.ClickException(f"{out / EXPORT_MANIFEST}: not an mcc export manifest")
+    return value
+
+
+def _part_files(out: Path) -> list[Path]:
+    """The data files of the dataset, hidden directories (temporaries) skipped."""
+    found = []
+    for dirpath, dirs, files in os.walk(out):
+        dirs[:] = sorted(d for d in dirs if not d.startswith((".", "_")))
+        found += [Path(dirpath) / f for f in sorted(files) if PART_FILE.fullmatch(f)]
+    return found
+
+
+def _rollouts_in(path: Path, out: Path) -> set[str]:
+    import pyarrow.parquet as pq
+
+    file = pq.ParquetFile(path)
+    if "rollout_id" in file.schema_arrow.names:
+        return set(file.read(columns=["rollout_id"]).column(0).unique().to_pylist())
+    for part in path.relative_to(out).parts:  # partitioned by rollout_id: it is in the path
+        if part.startswith("rollout_id="):
+            from urllib.parse import unquote
+
+            return {unquote(part.removeprefix("rollout_id="))}
+    return set()
+
+
+def _without(path: Path, stale: set[str], out: Path, tmp: Path, mode: int) -> Path | None:
+    """A copy of the data file `path` without the rows of `stale` rollouts; None if none are left."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    file = pq.ParquetFile(path)
+    target = tmp / path.relative_to(out)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    _atomic.create_file(target, mode)
+    kept = 0
+    with pq.ParquetWriter(target, file.schema_arrow, compression="zstd") as writer:
+        for i in range(file.num_row_groups):
+            group = file.read_row_group(i)
+            if "rollout_id" in group.column_names:
+                group = group.filter(
+                    pc.invert(pc.is_in(group["rollout_id"], pa.array(sorted(stale))))
+                )
+            if group.num_rows:
+                writer.write_table(group)
+                kept += group.num_rows
+    return target if kept else None
+
+
+def update_dataset(
+    paths: Sequence[Path],
+    out: Path,
+    *,
+    payloads: bool,
+    partition_by: Sequence[str],
+    row_group_size: int,
+    jobs: int,
+) -> Counts | None:
+    """Export only new or changed rollouts into the dataset at `out`; None when it was up to date.
+
+    Without a dataset at `out` this is a whole export.
+    """
+    manifest = read_manifest(out) if out.is_dir() else None
+    if manifest is None:
+        return write_dataset_dir(
+            paths,
+            out,
+            payloads=payloads,
+            partition_by=partition_by,
+            row_group_size=row_group_size,
+            jobs=jobs,
+        )
+    if manifest.get("payloads") != payloads or manifest.get("partition_by") != list(partition_by):
+        raise click.ClickException(
+            f"{out} was exported with payloads={manifest.get('payloads')} and partition_by="
+            f"{','.join(manifest.get('partition_by') or []) or '-'}; export it again without "
+            "--incremental to change them"
+        )
+    for entry in out.iterdir():  # the staging directories of killed runs
+        if _atomic.stale_pid(entry.name, "") is not None:
+            _atomic.remove(entry)
+    generations: list[int] = list(manifest.get("generations") or [])
+    committed = {f"{g:06d}" for g in generations}
+    parts = []
+    for path in _part_files(out):
+        match = PART_FILE.fullmatch(path.name)
+        if match is None or match.group(1) not in committed:  # a killed run's, never committed
+            os.unlink(path)
+        else:
+            parts.append(path)
+    state = capture_state(paths)
+    known: dict[str, Any] = manifest.get("captures") or {}
+    changed = [p for p in paths if p.name in state and known.get(p.name) != state[p.name]]
+    stale = {name.removesuffix(".capture.jsonl") for name in set(known) - set(state)}
+    stale |= {p.name.removesuffix(".capture.jsonl") for p in changed}
+    if not stale:
+        return None
+    mode = 0o600 if payloads else 0o666
+    tmp = out / f"{_atomic.TMP_TAG}{os.getpid()}"
+    tmp.mkdir(mode=0o700)
+    generation = max(generations, default=0) + 1
+    counts = _write_parts(
+        changed,
+        tmp / "new",
+        generation=generation,
+        payloads=payloads,
+        partition_by=partition_by,
+        row_group_size=row_group_size,
+        jobs=jobs,
+    )
+    rewritten: list[tuple[Path, Path | None]] = []
+    for path in parts:
+        held = _rollouts_in(path, out)
+        if held & stale:
+            whole = "rollout_id" in partition_by
+            rewritten.append(
+                (path, None if whole else _without(path, stale, out, tmp / "old", mode))
+            )
+    _atomic.fsync_tree(tmp)
+    for (
+        path,
+        copy,
+    ) in rewritten:  # old rows go first: a kill from here on loses rows, never doubles them
+        if copy is None:
+            os.unlink(path)
+        else:
+            os.replace(copy, path)
+    new = tmp / "new"
+    touched = {path.parent for path, _ in rewritten}
+    for path in _part_files(new) if new.is_dir() else []:
+        target = out / path.relative_to(new)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(path, target)
+        touched.add(target.parent)
+    for directory in sorted(touched):
+        _atomic.fsync_dir(directory)
+    data = _manifest(payloads, partition_by, [*generations, generation], state)
+    _write_manifest(out, data, mode)
+    _atomic.remove(tmp)
+    return counts
