@@ -230,7 +230,11 @@ def _cut_stream(dialect: str, text: str) -> str:
     pieces = [text[i : i + 24] for i in range(0, len(text), 24)]
     if dialect == "chat":
         return "".join(
-            "data: " + _encode({"object": "chat.completion.chunk", "choices": [{"delta": {"content": p}}]}).decode() + "\n\n"
+            "data: "
+            + _encode(
+                {"object": "chat.completion.chunk", "choices": [{"delta": {"content": p}}]}
+            ).decode()
+            + "\n\n"
             for p in pieces
         )
     if dialect == "responses":

@@ -29,6 +29,7 @@ from model_call_capture.ray import (  # noqa: E402
 from model_call_capture.records import read_model_call_records  # noqa: E402
 from model_call_capture.store import CaptureStore  # noqa: E402
 
+_MCC = (sys.executable, "-m", "model_call_capture.cli")
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore::FutureWarning")
 
 
@@ -55,8 +56,7 @@ def demo_calls(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The capture directory of a real `mcc demo` run with 6 rollouts."""
     root = tmp_path_factory.mktemp("demo")
     run = subprocess.run(
-        [sys.executable, "-m", "model_call_capture.cli", "demo", "--dir", str(root / "d")]
-        + ["--rollouts", "6"],
+        [*_MCC, "demo", "--dir", str(root / "d"), "--rollouts", "6"],
         capture_output=True,
         text=True,
         timeout=240,
@@ -84,7 +84,9 @@ def test_counts_and_token_sums_equal_the_records(cluster: None, demo_calls: Path
     assert ds.count() == len(flat)
     for column in ("tokens_in", "tokens_out", "tokens_reasoning", "tokens_total"):
         assert ds.sum(column) == _sum([getattr(r, column) for r in flat]), column
-    per_rollout = {row["rollout_id"]: row["count()"] for row in ds.groupby("rollout_id").count().take_all()}
+    per_rollout = {
+        row["rollout_id"]: row["count()"] for row in ds.groupby("rollout_id").count().take_all()
+    }
     assert per_rollout == {rid: len(rs) for rid, rs in records.items()}
     assert ds.schema().names == record_schema().names
 

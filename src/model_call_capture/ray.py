@@ -15,6 +15,7 @@ have exactly the export schema (`arrow.record_schema`) and the values the record
 from __future__ import annotations
 
 import dataclasses
+import inspect
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -138,10 +139,9 @@ class ModelCallDatasource(Datasource):
 
 
 def _read_task(read: Any, meta: BlockMetadata, schema: pa.Schema) -> ReadTask:
-    try:
+    if "schema" in inspect.signature(ReadTask.__init__).parameters:
         return ReadTask(read, meta, schema=schema)
-    except TypeError:  # a Ray before the task took the schema: it is in the metadata
-        return ReadTask(read, meta)
+    return ReadTask(read, meta)  # a Ray before the task took the schema: it is in the metadata
 
 
 def read_model_calls(
