@@ -4,8 +4,9 @@ Generates a seeded directory (`_generate.py`), then runs each command as its own
 one after another on the same files in the same run: `mcc stats`, `mcc export` (with and
 without `--payloads`), `mcc validate`, `read_model_call_records` over every rollout, and
 DuckDB's `read_json` with the same questions (stats in SQL; `COPY ... TO parquet` without
-and with the payload columns). For each: wall time, lines per second, peak RSS of that
-process (`ru_maxrss` from `wait4`, so only its own peak) and the size of what it wrote.
+and with the payload columns). For each: wall time, lines per second, peak RSS (of the
+largest process of the command's tree, as GNU time reports it: a command that runs worker
+processes, such as `mcc export --jobs`, uses more in all) and the size of what it wrote.
 The machine is shared: figures are noisy, compare rows of one run only.
 """
 
