@@ -382,7 +382,7 @@ def test_export_without_pyarrow_is_one_clear_line(demo: tuple[Path, Any], tmp_pa
     )
     assert (run.returncode, run.stdout) == (1, "")
     assert run.stderr == (
-        "mcc: error: Parquet export needs pyarrow: pip install 'model-call-capture[parquet]' (or use --format jsonl)\n"
+        "mcc: error: Parquet export needs pyarrow: pip install 'model-call-capture[arrow]' (or use --format jsonl)\n"
     )
     assert not (tmp_path / "x.parquet").exists()
 

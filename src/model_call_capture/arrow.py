@@ -13,6 +13,7 @@ never fails an export. Free-form JSON (payloads, tool-call arguments) is JSON te
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -102,6 +103,7 @@ def _arrow_type(kind: str) -> pa.DataType:
     return pa.string()
 
 
+@functools.cache
 def record_schema(payloads: bool = False) -> pa.Schema:
     """The Arrow schema of exported records: `rollout_id`, then every record field in order.
 

@@ -14,6 +14,8 @@ __all__ = ["default_jobs", "map_files"]
 
 R = TypeVar("R")
 
+_CHUNK = 16
+
 
 def default_jobs() -> int:
     """The cores this process may run on."""
@@ -27,26 +29,33 @@ def map_files(fn: Callable[[Path], R], paths: Sequence[Path], jobs: int) -> Iter
     """`fn(path)` for every path, yielded in the order of `paths`, on up to `jobs` processes.
 
     `fn` must be picklable (a module-level function or a `functools.partial` of one).
-    At most `2 * jobs` results are in flight, so memory is bounded by a few results, not
-    by the number of files, however slowly the caller consumes them. With `jobs <= 1` (or
-    a single path) everything runs in this process.
+    Files go to workers `_CHUNK` at a time; at most `2 * jobs` chunks are in flight, so
+    memory is bounded by a few chunks of results, not by the number of files, however
+    slowly the caller consumes them. With `jobs <= 1` (or a single path) everything runs
+    in this process.
     """
     if jobs <= 1 or len(paths) <= 1:
         for path in paths:
             yield fn(path)
         return
+    # Files go in chunks: one task per small file costs more in IPC than it saves.
+    chunks = [paths[i : i + _CHUNK] for i in range(0, len(paths), _CHUNK)]
     # forkserver: a fork of this process could copy a lock some thread holds.
     context = multiprocessing.get_context("forkserver")
     with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
-        pending: deque[Future[R]] = deque()
-        todo = iter(paths)
-        for path in todo:
-            pending.append(pool.submit(fn, path))
+        pending: deque[Future[list[R]]] = deque()
+        todo = iter(chunks)
+        for chunk in todo:
+            pending.append(pool.submit(_run_chunk, fn, chunk))
             if len(pending) >= 2 * jobs:
                 break
         while pending:
-            result = pending.popleft().result()
-            for path in todo:
-                pending.append(pool.submit(fn, path))
+            results = pending.popleft().result()
+            for chunk in todo:
+                pending.append(pool.submit(_run_chunk, fn, chunk))
                 break
-            yield result
+            yield from results
+
+
+def _run_chunk(fn: Callable[[Path], R], paths: Sequence[Path]) -> list[R]:
+    return [fn(path) for path in paths]

@@ -145,7 +145,15 @@ def write_dataset_dir(
     row_group_size: int,
     jobs: int,
 ) -> Counts:
-    """Write a whole new dataset into a temporary directory, then swap it in place of `out`."""
+    """Write a whole new dataset into a temporary directory, then swap it in place of `out`.
+
+    `out` must be absent, empty, or a dataset an export wrote: the swap deletes what it replaces.
+    """
+    if out.is_dir() and any(out.iterdir()) and not (out / EXPORT_MANIFEST).is_file():
+        raise click.ClickException(
+            f"{out}: a directory that is not an mcc export dataset (no {EXPORT_MANIFEST}); "
+            "name a new or empty directory"
+        )
     state = capture_state(paths)
     tmp = _atomic.temp_path(out)
     _atomic.remove(tmp)
@@ -224,6 +232,42 @@ def _without(path: Path, stale: set[str], out: Path, tmp: Path, mode: int) -> Pa
     return target if kept else None
 
 
+def _committed_parts(out: Path, generations: list[int]) -> list[Path]:
+    """The data files of committed generations; what killed runs left is removed."""
+    for entry in out.iterdir():  # the staging directories of killed runs
+        if _atomic.stale_pid(entry.name, "") is not None:
+            _atomic.remove(entry)
+    committed = {f"{g:06d}" for g in generations}
+    parts = []
+    for path in _part_files(out):
+        match = PART_FILE.fullmatch(path.name)
+        if match is None or match.group(1) not in committed:  # never committed
+            os.unlink(path)
+        else:
+            parts.append(path)
+    return parts
+
+
+def _swap_in(rewritten: list[tuple[Path, Path | None]], new: Path, out: Path) -> None:
+    """Replace old files by their rewritten copies (None: delete), then move the new ones in.
+
+    Old rows go first: a kill from here on can lose rows until the next run, never double them.
+    """
+    touched = {path.parent for path, _ in rewritten}
+    for path, copy in rewritten:
+        if copy is None:
+            os.unlink(path)
+        else:
+            os.replace(copy, path)
+    for path in _part_files(new) if new.is_dir() else []:
+        target = out / path.relative_to(new)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(path, target)
+        touched.add(target.parent)
+    for directory in sorted(touched):
+        _atomic.fsync_dir(directory)
+
+
 def update_dataset(
     paths: Sequence[Path],
     out: Path,
@@ -253,18 +297,8 @@ def update_dataset(
             f"{','.join(manifest.get('partition_by') or []) or '-'}; export it again without "
             "--incremental to change them"
         )
-    for entry in out.iterdir():  # the staging directories of killed runs
-        if _atomic.stale_pid(entry.name, "") is not None:
-            _atomic.remove(entry)
     generations: list[int] = list(manifest.get("generations") or [])
-    committed = {f"{g:06d}" for g in generations}
-    parts = []
-    for path in _part_files(out):
-        match = PART_FILE.fullmatch(path.name)
-        if match is None or match.group(1) not in committed:  # a killed run's, never committed
-            os.unlink(path)
-        else:
-            parts.append(path)
+    parts = _committed_parts(out, generations)
     state = capture_state(paths)
     known: dict[str, Any] = manifest.get("captures") or {}
     changed = [p for p in paths if p.name in state and known.get(p.name) != state[p.name]]
@@ -294,23 +328,7 @@ def update_dataset(
                 (path, None if whole else _without(path, stale, out, tmp / "old", mode))
             )
     _atomic.fsync_tree(tmp)
-    for (
-        path,
-        copy,
-    ) in rewritten:  # old rows go first: a kill from here on loses rows, never doubles them
-        if copy is None:
-            os.unlink(path)
-        else:
-            os.replace(copy, path)
-    new = tmp / "new"
-    touched = {path.parent for path, _ in rewritten}
-    for path in _part_files(new) if new.is_dir() else []:
-        target = out / path.relative_to(new)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        os.replace(path, target)
-        touched.add(target.parent)
-    for directory in sorted(touched):
-        _atomic.fsync_dir(directory)
+    _swap_in(rewritten, tmp / "new", out)
     data = _manifest(payloads, partition_by, [*generations, generation], state)
     _write_manifest(out, data, mode)
     _atomic.remove(tmp)

@@ -24,6 +24,7 @@ from .._parallel import map_files
 
 if TYPE_CHECKING:
     import pyarrow as pa
+    import pyarrow.parquet as pq
 
 __all__ = [
     "ROW_GROUP_BYTES",
@@ -35,8 +36,10 @@ __all__ = [
     "write_parquet",
 ]
 
-ROW_GROUP_BYTES = 64 << 20
+ROW_GROUP_BYTES = 32 << 20
 """Arrow bytes after which a row group is cut before `--row-group-size` rows (payloads)."""
+
+_COMPACT_EVERY = 64
 
 _UNSET_PAYLOADS = dict.fromkeys(PAYLOAD_COLUMNS, msgspec.UNSET)
 
@@ -50,60 +53,103 @@ class Counts:
     out_of_range: int = 0
 
 
-def rollout_table(payloads: bool, path: Path) -> tuple[pa.Table, int, int]:
-    """One capture file as one Arrow table, with its damaged lines and nulled values."""
+def rollout_table(payloads: bool, path: Path) -> tuple[bytes, int, int]:
+    """One capture file as one Arrow table in IPC stream bytes, its damaged lines and nulled values.
+
+    Bytes, because a process pool pickles results: one blob pickles far faster than a
+    table of many small buffers.
+    """
     import pyarrow as pa
 
     batches = iter_record_batches([path], payloads=payloads)
     table = pa.Table.from_batches(list(batches), schema=record_schema(payloads))
-    return table, batches.damaged, batches.out_of_range
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema) as writer:
+        writer.write_table(table)
+    return sink.getvalue().to_pybytes(), batches.damaged, batches.out_of_range
 
 
 def rollout_tables(
     paths: Sequence[Path], payloads: bool, jobs: int, counts: Counts
 ) -> Iterator[pa.Table]:
     """The table of each capture file in order, read on `jobs` processes; `counts` grows."""
-    for table, damaged, out_of_range in map_files(
+    import pyarrow as pa
+
+    for data, damaged, out_of_range in map_files(
         functools.partial(rollout_table, payloads), paths, jobs
     ):
+        table = pa.ipc.open_stream(data).read_all()
         counts.rows += table.num_rows
         counts.damaged += damaged
         counts.out_of_range += out_of_range
         yield table
 
 
+class _RowGroups:
+    """Tables in, row groups out: `limit` rows each, fewer once they pass `ROW_GROUP_BYTES`.
+
+    Boundaries depend only on the rows, so the file is the same whatever the workers.
+    """
+
+    def __init__(self, writer: pq.ParquetWriter, limit: int) -> None:
+        self.writer = writer
+        self.limit = limit
+        self.chunks: list[pa.Table] = []  # compacted
+        self.small: list[pa.Table] = []  # as they came
+        self.rows = 0
+        self.size = 0
+
+    def add(self, table: pa.Table) -> None:
+        self.small.append(table)
+        self.rows += table.num_rows
+        self.size += table.nbytes
+        if len(self.small) >= _COMPACT_EVERY:
+            self._compact()
+        while self.rows >= self.limit:
+            self._flush(self.limit)
+        if self.size >= ROW_GROUP_BYTES:
+            self._flush(self.rows)
+
+    def close(self) -> None:
+        if self.rows:
+            self._flush(self.rows)
+
+    def _compact(self) -> None:
+        # Each small table holds a few buffers per column, which cost far more than
+        # their bytes: copy them into one.
+        import pyarrow as pa
+
+        if self.small:
+            self.chunks.append(pa.concat_tables(self.small).combine_chunks())
+            self.small = []
+
+    def _flush(self, rows: int) -> None:
+        import pyarrow as pa
+
+        self._compact()
+        table = pa.concat_tables(self.chunks)
+        self.writer.write_table(table.slice(0, rows), row_group_size=rows)
+        rest = table.slice(rows).combine_chunks()  # frees the rows written
+        self.chunks = [rest] if rest.num_rows else []
+        self.rows = rest.num_rows
+        self.size = rest.nbytes
+
+
 def write_parquet(
     paths: Sequence[Path], out: Path, *, payloads: bool, row_group_size: int, jobs: int
 ) -> Counts:
     """Write the calls of `paths` to the Parquet file `out` (zstd, fixed schema)."""
-    import pyarrow as pa
     import pyarrow.parquet as pq
 
     counts = Counts()
     schema = record_schema(payloads)
-    pending: list[pa.Table] = []
-    rows = size = 0
-    with pq.ParquetWriter(out, schema, compression="zstd") as writer:
-
-        def flush(limit: int) -> None:
-            nonlocal pending, rows, size
-            table = pa.concat_tables(pending)
-            head, rest = table.slice(0, limit), table.slice(limit)
-            writer.write_table(head.combine_chunks(), row_group_size=limit)
-            pending = [rest] if rest.num_rows else []
-            size = size * rest.num_rows // max(rows, 1)
-            rows = rest.num_rows
-
+    # Dictionaries of payload text only cost memory: payloads hardly ever repeat.
+    dictionary = [name for name in schema.names if name not in PAYLOAD_COLUMNS]
+    with pq.ParquetWriter(out, schema, compression="zstd", use_dictionary=dictionary) as writer:
+        groups = _RowGroups(writer, row_group_size)
         for table in rollout_tables(paths, payloads, jobs, counts):
-            pending.append(table)
-            rows += table.num_rows
-            size += table.nbytes
-            while rows >= row_group_size:
-                flush(row_group_size)
-            if size >= ROW_GROUP_BYTES and rows:
-                flush(rows)
-        if rows:
-            flush(rows)
+            groups.add(table)
+        groups.close()
     return counts
 
 
