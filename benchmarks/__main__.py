@@ -1,4 +1,7 @@
-"""`python -m benchmarks [--quick] [--only 1,2,...]`: run the benchmarks, print the table."""
+"""`python -m benchmarks [--quick] [--only 1,2,...]`: run the benchmarks, print the table.
+
+`python -m benchmarks scale [--rollouts N | --quick]`: the read side at scale, beside DuckDB.
+"""
 
 from __future__ import annotations
 
@@ -13,7 +16,7 @@ import traceback
 import warnings
 from collections.abc import Callable
 
-from . import appends, memory, middleware, reassembly, records, scale
+from . import appends, memory, middleware, reading, reassembly, records
 from ._common import Row, format_table, not_ready
 
 SECTIONS: dict[str, tuple[str, Callable[[bool], list[Row]]]] = {
@@ -22,7 +25,7 @@ SECTIONS: dict[str, tuple[str, Callable[[bool], list[Row]]]] = {
     "3": ("durable appends", appends.run),
     "4": ("middleware on uvicorn", middleware.run),
     "5": ("memory of a big stream", memory.run),
-    "6": ("reading at scale: validate, long lines, stats memory", scale.run),
+    "6": ("reading at scale: validate, long lines, stats memory", reading.run),
 }
 
 
@@ -45,7 +48,12 @@ def machine() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the selected sections and print a markdown table of ratios."""
+    """Run the selected sections and print a markdown table of ratios (or `scale`)."""
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["scale"]:
+        from . import scale
+
+        return scale.main(argv[1:])
     parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
     parser.add_argument(
         "--quick", action="store_true", help="small sizes and few rounds (CI smoke run)"

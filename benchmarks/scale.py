@@ -1,125 +1,217 @@
-"""Target 6 (issue 14): reading at scale.
+"""`python -m benchmarks scale --rollouts N`: the read side on an RL-sized directory, beside DuckDB.
 
-6a: `mcc validate` against the record reader on the same file (lines/s, in one process:
-the check of `--jobs 1`), target >= 0.8x. 6b: cutting one very long line, our reader
-against the reader it replaced (re-joining the line so far at every chunk). 6c: the
-peak RSS of `mcc stats` over a generated directory, against the directory's size.
+Generates a seeded directory (`_generate.py`), then runs each command as its own process,
+one after another on the same files in the same run: `mcc stats`, `mcc export` (with and
+without `--payloads`), `mcc validate`, `read_model_call_records` over every rollout, and
+DuckDB's `read_json` with the same questions (stats in SQL; `COPY ... TO parquet` without
+and with the payload columns). For each: wall time, lines per second, peak RSS (of the
+largest process of the command's tree, as GNU time reports it: a command that runs worker
+processes, such as `mcc export --jobs`, uses more in all) and the size of what it wrote.
+The machine is shared: figures are noisy, compare rows of one run only.
 """
 
 from __future__ import annotations
 
+import argparse
+import os
+import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterable, Iterator
+import time
+from dataclasses import dataclass
 from pathlib import Path
 
-from model_call_capture.cli.validate import check_file
-from model_call_capture.reader import RawLines
-from model_call_capture.records import read_available_model_call_records
+from ._generate import generate
+
+__all__ = ["main"]
+
+_READ = """
+import sys
+from model_call_capture.records import read_model_call_records
 from model_call_capture.store import CaptureStore
+store = CaptureStore(sys.argv[1])
+n = tokens = 0
+for rollout_id in store.rollout_ids():
+    for r in read_model_call_records(store, rollout_id):
+        n += 1
+        tokens += r.tokens_in or 0
+print(n, tokens)
+"""
 
-from ._common import Row, interleaved, not_ready
-from .captures import write_rollouts
-from .records import ROLLOUT, write_capture_file
+_DUCK_SOURCE = (
+    "read_json('{root}/*.capture.jsonl', format='newline_delimited', "
+    "maximum_object_size=268435456, columns={{model_call_id: 'VARCHAR', dialect: 'VARCHAR', "
+    "status_code: 'INTEGER', error_category: 'VARCHAR', latency_ms: 'DOUBLE', "
+    "latency_ttft_ms: 'DOUBLE', started_at: 'DOUBLE', request: 'JSON', response: 'JSON', "
+    "response_raw: 'VARCHAR', stream: 'BOOLEAN'}})"
+)
+# The usage fields of the three dialects, as DuckDB has to spell them by hand.
+_DUCK_COLUMNS = """
+    model_call_id, dialect, status_code, error_category, latency_ms, latency_ttft_ms, started_at,
+    coalesce(response->>'$.model', request->>'$.model') AS model,
+    coalesce(response->>'$.usage.prompt_tokens', response->>'$.usage.input_tokens')::BIGINT AS tokens_in,
+    coalesce(response->>'$.usage.completion_tokens', response->>'$.usage.output_tokens')::BIGINT AS tokens_out
+"""
+_DUCK_STATS = """
+import sys, duckdb
+rows = duckdb.sql('''
+SELECT model, dialect, count(*) AS calls, sum(tokens_in), sum(tokens_out),
+       quantile_disc(latency_ms, 0.5), quantile_disc(latency_ms, 0.95),
+       count(error_category) AS errors
+FROM (SELECT {columns} FROM {source}) GROUP BY ALL ORDER BY ALL
+''').fetchall()
+print(rows)
+"""
+_DUCK_COPY = """
+import duckdb
+duckdb.sql('''COPY (SELECT {columns} FROM {source}) TO '{out}' (FORMAT parquet)''')
+"""
 
-__all__ = ["run"]
 
-TARGET = 0.8
-_CHUNK = 1 << 20
+@dataclass
+class Measure:
+    """One command's run."""
 
-
-def _quadratic_lines(chunks: Iterable[bytes]) -> Iterator[bytes]:
-    """The cutting this release replaced: the line so far re-joined to every chunk."""
-    pending = b""
-    for chunk in chunks:
-        parts = (pending + chunk).split(b"\n")
-        pending = parts.pop()
-        yield from parts
-    if pending:
-        yield pending
+    what: str
+    seconds: float
+    peak_rss: int
+    """Bytes (`ru_maxrss` of the process)."""
+    output_bytes: int
+    ok: bool
+    error: str = ""
 
 
-def _validate_row(quick: bool) -> Row:
-    n = 2_000 if quick else 50_000
-    what = f"mcc validate vs read_available_model_call_records, {n:,} lines"
-    with tempfile.TemporaryDirectory(prefix="mcc-bench-validate-") as tmp:
-        path = write_capture_file(Path(tmp), n)
-        store = CaptureStore(tmp)
-        count, problems = check_file(path)
-        if count != n or problems:
-            return not_ready("6a", what, f">= {TARGET:g}x", f"{len(problems)} problems")
-        t_validate, t_read = interleaved(
-            lambda: check_file(path),
-            lambda: read_available_model_call_records(store, ROLLOUT),
-            rounds=3,
-            pause_gc=False,
+def _run(what: str, argv: list[str], out: Path | None) -> Measure:
+    """Run `argv` as a child of GNU time, which reports the child's own peak RSS.
+
+    Not `wait4` from here: on Linux a child's `ru_maxrss` also counts the pages of this
+    (much bigger) process that it was forked from before its `exec`; `time` is tiny.
+    """
+    started = time.perf_counter()
+    with (
+        tempfile.TemporaryFile() as stdout,
+        tempfile.TemporaryFile() as stderr,
+        tempfile.NamedTemporaryFile("r") as rss,
+    ):
+        code = subprocess.call(
+            ["/usr/bin/time", "-f", "%M", "-o", rss.name, *argv], stdout=stdout, stderr=stderr
         )
-    ratio = t_read / t_validate
-    return Row(
-        "6a",
-        what,
-        f"{n / t_validate:,.0f} lines/s (validate)",
-        f"{n / t_read:,.0f} lines/s (records)",
-        f"{ratio:.2f}x",
-        f">= {TARGET:g}x",
-        ratio >= TARGET,
-        "one process (--jobs 1); jsonschema runs only on lines the contract refuses",
-    )
+        seconds = time.perf_counter() - started
+        stdout.seek(0)
+        stderr.seek(0)
+        printed = len(stdout.read())
+        error = stderr.read().decode(errors="replace").strip().splitlines()
+        peak_kib = int(rss.read().split()[-1])
+    size = out.stat().st_size if out is not None and out.exists() else printed
+    # `mcc validate` exits 1 on invalid lines; the generated failures are valid lines.
+    ok = code == 0
+    return Measure(what, seconds, peak_kib * 1024, size, ok, "" if ok else (error or ["?"])[-1])
 
 
-def _long_line_row(quick: bool) -> Row:
-    size = (8 if quick else 128) << 20
-    data = b'{"x": "' + b"a" * size + b'"}\n'
-    chunks = [data[i : i + _CHUNK] for i in range(0, len(data), _CHUNK)]
-    t_ours, t_old = interleaved(
-        lambda: list(RawLines(chunks)), lambda: list(_quadratic_lines(chunks)), rounds=1
-    )
-    return Row(
-        "6b",
-        f"cut one {size >> 20} MiB line read in 1 MiB chunks",
-        f"{t_ours:.3f} s",
-        f"{t_old:.3f} s (re-join per chunk, before)",
-        f"{t_old / t_ours:.0f}x",
-        "linear",
-        None,
-        "the old reader copied the line so far at every chunk",
-    )
+def _commands(root: Path, work: Path) -> list[tuple[str, list[str], Path | None]]:
+    python = sys.executable
+    mcc = [python, "-m", "model_call_capture.cli"]
+    cols = " ".join(_DUCK_COLUMNS.split())
+    payload_cols = cols + ", request, response, response_raw"
+    source = _DUCK_SOURCE.format(root=root)
+
+    def duck(template: str, **kw: str) -> list[str]:
+        return [python, "-c", template.format(source=source, **kw)]
+
+    return [
+        ("mcc stats --json", [*mcc, "stats", str(root), "--json"], None),
+        ("duckdb read_json: stats SQL", duck(_DUCK_STATS, columns=cols), None),
+        (
+            "mcc export (parquet)",
+            [*mcc, "export", str(root), "--out", str(work / "mcc.parquet")],
+            work / "mcc.parquet",
+        ),
+        (
+            "duckdb COPY TO parquet",
+            duck(_DUCK_COPY, columns=cols, out=str(work / "duck.parquet")),
+            work / "duck.parquet",
+        ),
+        (
+            "mcc export --payloads",
+            [*mcc, "export", str(root), "--payloads", "--out", str(work / "mcc-p.parquet")],
+            work / "mcc-p.parquet",
+        ),
+        (
+            "duckdb COPY TO parquet, payload columns",
+            duck(_DUCK_COPY, columns=payload_cols, out=str(work / "duck-p.parquet")),
+            work / "duck-p.parquet",
+        ),
+        ("mcc validate", [*mcc, "validate", str(root)], None),
+        ("read_model_call_records, all rollouts", [python, "-c", _READ, str(root)], None),
+    ]
 
 
-def _stats_rss_row(quick: bool) -> Row:
-    rollouts, lines, kb = (40, 10, 16) if quick else (500, 50, 16)
-    measure = (
-        "import resource, subprocess, sys\n"
-        "subprocess.run(sys.argv[1:], check=True, capture_output=True)\n"
-        "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n"
-    )
-    with tempfile.TemporaryDirectory(prefix="mcc-bench-stats-") as tmp:
-        paths = write_rollouts(Path(tmp), rollouts=rollouts, lines=lines, line_bytes=kb * 1024)
-        size = sum(p.stat().st_size for p in paths)
-        cmd = [sys.executable, "-m", "model_call_capture.cli", "stats", tmp, "--json"]
-        done = subprocess.run(
-            [sys.executable, "-c", measure, *cmd], capture_output=True, text=True, check=True
+def _table(measures: list[Measure], lines: int) -> str:
+    out = [
+        "| command | seconds | lines/s | peak RSS | output |",
+        "|---|---|---|---|---|",
+    ]
+    for m in measures:
+        if not m.ok:
+            out.append(f"| {m.what} | failed | - | {_mb(m.peak_rss)} | {m.error[:120]} |")
+            continue
+        out.append(
+            f"| {m.what} | {m.seconds:.1f} | {lines / m.seconds:,.0f} | {_mb(m.peak_rss)} "
+            f"| {_mb(m.output_bytes)} |"
         )
-    peak = int(done.stdout) / 1024
-    return Row(
-        "6c",
-        f"peak RSS of mcc stats, {rollouts} rollouts x {lines} lines of {kb} KB",
-        f"{peak:.0f} MiB",
-        f"{size / 2**20:.0f} MiB of captures",
-        f"{peak / (size / 2**20):.2f}x",
-        "<= 256 MiB",
-        peak <= 256,
-        "streams file by file; all cores (--jobs default)",
+    return "\n".join(out)
+
+
+def _mb(n: int) -> str:
+    return f"{n / 1e6:,.1f} MB" if n >= 100_000 else f"{n / 1e3:,.1f} KB"
+
+
+def run(rollouts: int, *, base: Path, keep: bool = False) -> str:
+    """Generate `rollouts` under `base`, measure every command, return the report."""
+    root = base / "model-calls"
+    work = base / "out"
+    work.mkdir(parents=True, exist_ok=True)
+    print(f"generating {rollouts} rollouts in {root} ...", file=sys.stderr, flush=True)
+    started = time.perf_counter()
+    made = generate(root, rollouts)
+    generated = time.perf_counter() - started
+    measures: list[Measure] = []
+    try:
+        for what, argv, out in _commands(root, work):
+            print(f"running {what} ...", file=sys.stderr, flush=True)
+            measures.append(_run(what, argv, out))
+    finally:
+        if not keep:
+            shutil.rmtree(root, ignore_errors=True)
+            shutil.rmtree(work, ignore_errors=True)
+    head = (
+        f"{made.rollouts} rollouts, {made.lines:,} lines, {made.bytes / 1e6:,.0f} MB "
+        f"(mean line {made.bytes / max(made.lines, 1) / 1e3:.0f} KB; generated in {generated:.0f} s)"
     )
+    return head + "\n\n" + _table(measures, made.lines)
 
 
-def run(quick: bool) -> list[Row]:
-    """Rows 6a (validate vs records), 6b (a long line), 6c (stats memory)."""
-    rows = []
-    for make in (_validate_row, _long_line_row, _stats_rss_row):
-        try:
-            rows.append(make(quick))
-        except Exception as exc:  # a component not ready: report it, do not crash the run
-            rows.append(not_ready("6", make.__name__, "-", f"{type(exc).__name__}: {exc}"))
-    return rows
+def main(argv: list[str] | None = None) -> int:
+    """Parse the `scale` arguments, run, print the table."""
+    from .__main__ import machine
+
+    parser = argparse.ArgumentParser(prog="python -m benchmarks scale", description=__doc__)
+    parser.add_argument("--rollouts", type=int, default=200, help="rollouts to generate")
+    parser.add_argument("--quick", action="store_true", help="6 rollouts (CI smoke run)")
+    parser.add_argument(
+        "--dir",
+        default=os.environ.get("MCC_BENCH_DIR") or tempfile.gettempdir(),
+        help="where to generate (deleted afterwards)",
+    )
+    args = parser.parse_args(argv)
+    rollouts = 6 if args.quick else args.rollouts
+    base = Path(tempfile.mkdtemp(prefix="mcc-scale-", dir=args.dir))
+    try:
+        report = run(rollouts, base=base)
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+    print(f"machine: {machine()}")
+    print(f"command: python -m benchmarks scale --rollouts {rollouts}\n")
+    print(report)
+    return 0

@@ -40,3 +40,30 @@ def test_quick_run_prints_a_row_for_every_target(tmp_path: Path) -> None:
     assert not [row for row in rows if "n/a (not ready)" in row], out
     assert not [row for row in rows if "Traceback" in row], out
     assert "Traceback" not in done.stderr, done.stderr
+
+
+def test_scale_quick_run_measures_every_command(tmp_path: Path) -> None:
+    """`python -m benchmarks scale --quick`: ours and DuckDB's commands each ran and were measured."""
+    env = {**os.environ, "MCC_BENCH_DIR": str(tmp_path)}
+    done = subprocess.run(
+        [sys.executable, "-m", "benchmarks", "scale", "--quick"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=240,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert "command: python -m benchmarks scale --rollouts 6" in out, out
+    assert "| command | seconds | lines/s | peak RSS | output |" in out, out
+    rows = [line for line in out.splitlines() if line.startswith("| ") and "---" not in line][1:]
+    names = [row.split(" | ")[0][2:] for row in rows]
+    for name in ("mcc stats", "mcc export", "mcc export --payloads", "mcc validate"):
+        assert any(n.startswith(name) for n in names), (name, out)
+    assert sum("duckdb" in n for n in names) == 3 and any(
+        "read_model_call_records" in n for n in names
+    )
+    assert not [row for row in rows if "| failed |" in row], out
+    assert list(tmp_path.iterdir()) == [], "the generated directory was not deleted"
