@@ -128,9 +128,13 @@ class CaptureStore:
         os.close(open_or_create(path, os.O_WRONLY | os.O_NOFOLLOW | os.O_CLOEXEC, self._creation()))
 
     def is_incomplete(self, rollout_id: str) -> bool:
-        """True when the rollout's incomplete marker exists (confirmed by listing on a miss)."""
-        path = self.incomplete_path(rollout_id)
-        return os.path.lexists(path) or listed(path)
+        """True when the rollout's incomplete marker exists.
+
+        A miss is not confirmed by listing (unlike `exists()`): the attachment asks this of
+        every rollout, and a listing per rollout would make attaching a large directory
+        quadratic. NFS mounts need `lookupcache=positive` for it (docs/reliability.md).
+        """
+        return os.path.lexists(self.incomplete_path(rollout_id))
 
     def clear(self, rollout_id: str) -> None:
         """Remove the rollout's capture file and incomplete marker (missing files are fine).
