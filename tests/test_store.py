@@ -234,7 +234,8 @@ def test_a_failed_fsync_fails_the_append(tmp_path: Path, monkeypatch: pytest.Mon
 
     monkeypatch.setattr(os, "fsync", failing_fsync)
     store = CaptureStore(tmp_path)
-    (tmp_path / "r.capture.jsonl").touch()
+    # A private file of ours: the store refuses files others could read or change.
+    (tmp_path / "r.capture.jsonl").touch(mode=0o600)
     with pytest.raises(OSError, match="fsync failed"):
         store.append("r", _line("x"))
 

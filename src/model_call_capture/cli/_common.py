@@ -1,14 +1,23 @@
-"""What the `mcc` commands share: consoles, locating a capture directory, reading its records."""
+"""What the `mcc` commands share: consoles, locating a capture directory, reading its records,
+and showing captured text safely.
+
+Captured text (models, tool names, finish reasons, payloads, file names) is hostile: it
+reaches the terminal only through `safe_text` (control characters shown escaped, so an
+escape sequence cannot drive the terminal, write the clipboard or plant a link) and,
+where rich renders it, as a `Text` (`literal`), which rich never parses as markup.
+"""
 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import click
 from rich.console import Console
+from rich.text import Text
 
 from ..contracts import ModelCallRecord
 from ..reader import DEFAULT_MAX_LINE_BYTES
@@ -19,12 +28,39 @@ __all__ = [
     "capture_root",
     "fmt_int",
     "fmt_ms",
+    "literal",
     "max_line_bytes_option",
     "percentile",
     "read_rollouts",
+    "safe_text",
     "stderr",
     "stdout",
 ]
+
+
+# C0 and C1 controls and DEL (escape sequences, including 8-bit CSI/OSC), and the
+# invisible direction overrides that make text read differently from what it is.
+_UNSAFE_LINE = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_UNSAFE_TEXT = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def _escaped(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def safe_text(text: str, *, multiline: bool = False) -> str:
+    """`text` with every control character shown escaped (`\\x1b`), safe to print.
+
+    Tabs are kept; newlines are kept only when `multiline` (a payload), and escaped in
+    a name or a table cell, where a newline could forge a line of output.
+    """
+    return (_UNSAFE_TEXT if multiline else _UNSAFE_LINE).sub(_escaped, text)
+
+
+def literal(text: str, *, multiline: bool = False) -> Text:
+    """Captured `text` for rich: escaped by `safe_text`, and never read as markup."""
+    return Text(safe_text(text, multiline=multiline))
 
 
 def stdout() -> Console:

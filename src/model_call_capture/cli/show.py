@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 import click
 import msgspec
+from rich.highlighter import JSONHighlighter
 from rich.table import Table
+from rich.text import Text
 
 from .. import _codec
 from ..contracts import ModelCallRecord
@@ -17,9 +20,11 @@ from ._common import (
     capture_root,
     fmt_int,
     fmt_ms,
+    literal,
     max_line_bytes_option,
     percentile,
     read_rollouts,
+    safe_text,
     stderr,
     stdout,
 )
@@ -81,7 +86,7 @@ def compute_stats(records: Iterable[ModelCallRecord]) -> list[StatsRow]:
 
 
 def _categories(counts: dict[str, int], sep: str = "\n") -> str:
-    return sep.join(f"{name} {n}" for name, n in counts.items()) or "-"
+    return sep.join(f"{safe_text(name)} {n}" for name, n in counts.items()) or "-"
 
 
 def stats_table(rows: Sequence[StatsRow], title: str | None = None) -> Table:
@@ -103,8 +108,8 @@ def stats_table(rows: Sequence[StatsRow], title: str | None = None) -> Table:
     table.add_column("errors")
     for row in rows:
         table.add_row(
-            row.model or "-",
-            row.dialect or "-",
+            literal(row.model or "-"),
+            literal(row.dialect or "-"),
             fmt_int(row.calls),
             fmt_int(row.tokens_in),
             fmt_int(row.tokens_out),
@@ -113,7 +118,7 @@ def stats_table(rows: Sequence[StatsRow], title: str | None = None) -> Table:
             fmt_ms(row.latency_p95_ms),
             fmt_ms(row.ttft_p50_ms),
             fmt_ms(row.ttft_p95_ms),
-            _categories(row.error_categories),
+            Text(_categories(row.error_categories)),
         )
     return table
 
@@ -150,7 +155,9 @@ def stats(directory: str, as_json: bool, jobs: int | None, max_line_bytes: int) 
             errors.append(part.error)
     rows = _rows(summary)
     for error in errors:
-        stderr().print(f"unreadable capture file: {error}", markup=False, soft_wrap=True)
+        stderr().print(
+            f"unreadable capture file: {safe_text(str(error))}", markup=False, soft_wrap=True
+        )
     if as_json:
         click.echo(_codec.encode(rows).decode())
         return
@@ -158,14 +165,17 @@ def stats(directory: str, as_json: bool, jobs: int | None, max_line_bytes: int) 
     console.print(stats_table(rows, title=f"{summary.calls} calls in {len(ids)} rollouts"))
     if summary.damaged:
         console.print(
-            f"[yellow]{summary.damaged} unreadable lines skipped "
-            f"(mcc validate {directory} lists them)[/]"
+            literal(
+                f"{summary.damaged} unreadable lines skipped (mcc validate {directory} lists them)"
+            ),
+            style="yellow",
         )
 
 
 def _calls_table(rollout: RolloutRecords) -> Table:
     table = Table(
-        title=f"rollout {rollout.rollout_id}: {len(rollout.records)} calls", title_justify="left"
+        title=literal(f"rollout {rollout.rollout_id}: {len(rollout.records)} calls"),
+        title_justify="left",
     )
     for name in (
         "#",
@@ -186,17 +196,17 @@ def _calls_table(rollout: RolloutRecords) -> Table:
     for r in rollout.records:
         table.add_row(
             str(r.call_index),
-            r.dialect or "-",
-            r.model or "-",
+            literal(r.dialect or "-"),
+            literal(r.model or "-"),
             fmt_int(r.status_code),
-            r.finish_reason or "-",
+            literal(r.finish_reason or "-"),
             fmt_int(r.tokens_in),
             fmt_int(r.tokens_out),
             fmt_int(r.tokens_reasoning),
             fmt_ms(r.latency_total_ms),
             fmt_ms(r.latency_ttft_ms),
-            ", ".join(c.name or "?" for c in r.tool_calls) or "-",
-            r.error_category or "-",
+            literal(", ".join(c.name or "?" for c in r.tool_calls) or "-"),
+            literal(r.error_category or "-"),
         )
     return table
 
@@ -238,11 +248,23 @@ def show(directory: str, rollout_id: str, payloads: bool, as_json: bool) -> None
         console.print(f"[yellow]{rollout.invalid_count} unreadable lines skipped[/]")
     if payloads:
         for r in rollout.records:
-            console.rule(f"call {r.call_index} ({r.dialect or '?'}, {r.model_call_id or 'no id'})")
+            console.rule(
+                literal(f"call {r.call_index} ({r.dialect or '?'}, {r.model_call_id or 'no id'})")
+            )
             for name, value in (("request", r.request), ("response", r.response)):
                 console.print(f"[bold]{name}[/]")
-                console.print_json(_codec.encode(value).decode())
+                console.print(_json_text(value))
             for name, raw in (("request_raw", r.request_raw), ("response_raw", r.response_raw)):
-                if raw is not None:
+                if isinstance(raw, str):  # not UNSET
                     console.print(f"[bold]{name}[/]")
-                    console.print(raw, markup=False)
+                    console.print(literal(raw, multiline=True))
+
+
+def _json_text(value: Any) -> Text:
+    """A payload as indented, highlighted JSON whose strings cannot drive the terminal.
+
+    Not `print_json`: it decodes and re-encodes the text, which would turn the escapes
+    back into the raw control characters.
+    """
+    indented = json.dumps(_codec.to_builtins(value), indent=2, ensure_ascii=False)
+    return JSONHighlighter()(literal(indented, multiline=True))

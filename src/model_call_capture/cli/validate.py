@@ -15,7 +15,7 @@ from ..errors import UnsupportedFormatError
 from ..reader import DEFAULT_MAX_LINE_BYTES, OversizedLine, RawLines, decode_capture_line
 from ..records import decode_line_lazily
 from ..store import CAPTURE_SUFFIX, read_file_lines
-from ._common import max_line_bytes_option, stderr, stdout
+from ._common import max_line_bytes_option, safe_text, stderr, stdout
 from ._parallel import jobs_option, map_files
 
 __all__ = ["FileCheck", "Problem", "capture_files", "check_file", "validate"]
@@ -202,7 +202,7 @@ def validate(paths: tuple[str, ...], jobs: int | None, max_line_bytes: int) -> N
             total_lines += checked.count
             for problem in checked.problems:
                 bad_lines.add((problem.path, problem.line))
-                out.print(str(problem), markup=False, highlight=False, soft_wrap=True)
+                out.print(safe_text(str(problem)), markup=False, highlight=False, soft_wrap=True)
             progress.advance(task, size)
     bad_files = len({path for path, _ in bad_lines})
     if bad_lines:

@@ -31,7 +31,14 @@ serialization.
 
 Security (`_files`). Rollout ids are validated before they touch a path, and files are
 opened with `O_NOFOLLOW`, so a symlink placed in the directory cannot redirect a read or
-a write.
+a write. Writes go only to regular files of our own user that others cannot change or
+read (opened with `O_NONBLOCK`, so a planted FIFO cannot block a writer); directories the
+store creates get its directory mode whatever the umask (docs/security.md).
+
+Shared filesystems (`_mounts`, docs/reliability.md). Exclusive locks are taken on
+descriptors opened for writing (NFSv4 refuses them on read-only ones); a missing name is
+confirmed by listing the directory (NFS negative lookup caches); a capture directory on an
+NFS mount that locks locally (`nolock`, `local_lock=all|flock`) is warned about once.
 """
 
 from __future__ import annotations

@@ -1,10 +1,30 @@
-"""Capture file names, and opening them safely (never through a symlink, created durably)."""
+"""Capture file names, and opening them safely.
+
+Every byte of the capture directory is hostile until proven otherwise: another local user
+may have planted a name before us. So a capture file or marker is opened
+
+- never through a symlink (`O_NOFOLLOW`);
+- without blocking (`O_NONBLOCK`): a FIFO planted under a capture name would otherwise
+  block the writer thread in `open` forever, and with it every other rollout's calls
+  once the writer pool is full;
+- and then kept only when it is a regular file of ours that nobody else can change or
+  read behind our back (`check_own_file`): owned by this process's user, not writable by
+  group or others nor readable by others (unless the store's own file mode grants it),
+  and with one link (a hard link would append our captures to another file).
+
+Refusals are `OSError`s that name the file and say why: the middleware records them as a
+capture failure of the rollout (logged once per rollout) and the call is still served.
+
+Directories the store creates get the store's directory mode (0700 by default) whatever
+the umask, missing parents included (`make_dirs`).
+"""
 
 from __future__ import annotations
 
 import errno
 import os
 import stat
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..correlation import validate_rollout_id
@@ -13,7 +33,12 @@ from ..errors import InvalidRolloutIdError, NotARegularFileError
 __all__ = [
     "CAPTURE_SUFFIX",
     "INCOMPLETE_SUFFIX",
+    "Creation",
+    "check_own_file",
     "explain_symlink",
+    "kind_of",
+    "listed",
+    "make_dirs",
     "open_for_reading",
     "open_or_create",
     "rollout_id_of",
@@ -23,6 +48,21 @@ CAPTURE_SUFFIX = ".capture.jsonl"
 """File name suffix of a rollout's capture file."""
 INCOMPLETE_SUFFIX = ".capture.incomplete"
 """File name suffix of a rollout's incomplete marker."""
+
+_LOOSE_BITS = stat.S_IWGRP | stat.S_IWOTH | stat.S_IROTH
+"""Mode bits that let other users change or read a file; refused unless our mode grants them."""
+
+
+@dataclass(frozen=True, slots=True)
+class Creation:
+    """Where and how the store creates what is missing: the directory and the modes."""
+
+    root: Path
+    """The capture directory (created with its missing parents on first use)."""
+    file_mode: int
+    """Permission bits of created capture files and markers."""
+    dir_mode: int
+    """Permission bits of created directories, applied whatever the umask."""
 
 
 def rollout_id_of(name: str) -> str | None:
@@ -36,25 +76,112 @@ def rollout_id_of(name: str) -> str | None:
     return None
 
 
-def open_or_create(path: str | Path, flags: int, *, root: Path, mode: int) -> int:
-    """Open `path` (never through a symlink), creating it durably when it is missing."""
+def open_or_create(path: str | Path, flags: int, creation: Creation) -> int:
+    """Open `path` for writing (see the module docstring), creating it durably when missing.
+
+    Raises `OSError` naming the file when it is not a regular file of ours (`check_own_file`).
+    """
+    flags |= os.O_NONBLOCK
     try:
-        return os.open(path, flags)
+        fd = os.open(path, flags)
     except FileNotFoundError:
-        return _create(path, flags, root=root, mode=mode)
+        fd = _create(path, flags, creation)
     except OSError as exc:
         raise explain_symlink(exc, path) from exc
+    try:
+        check_own_file(fd, path, creation.file_mode)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
 
 
-def _create(path: str | Path, flags: int, *, root: Path, mode: int) -> int:
+def check_own_file(fd: int, path: str | Path, mode: int) -> os.stat_result:
+    """`fstat(fd)`, or `OSError` when it is not a regular file only we can change.
+
+    `mode` is the store's file mode: bits it grants itself (a 0640 store) are not refused.
+    """
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode):
+        raise NotARegularFileError(
+            errno.EINVAL,
+            f"refusing capture file {path}: not a regular file ({kind_of(st.st_mode)})",
+            str(path),
+        )
+    reason = None
+    if st.st_uid != os.geteuid():
+        reason = f"owned by uid {st.st_uid}, not by this process's uid {os.geteuid()}"
+    elif loose := stat.S_IMODE(st.st_mode) & _LOOSE_BITS & ~mode:
+        reason = (
+            f"mode {stat.S_IMODE(st.st_mode):04o} lets other users change or read it ({loose:04o})"
+        )
+    elif st.st_nlink > 1:
+        reason = f"it has {st.st_nlink} hard links, so it may be another file's name too"
+    if reason is not None:
+        raise OSError(
+            errno.EPERM,
+            f"refusing capture file {path}: {reason} (remove it, or make it a private "
+            f"file of this user: chmod go-rwx)",
+            str(path),
+        )
+    return st
+
+
+def kind_of(mode: int) -> str:
+    """What a file of `st_mode` `mode` is, for messages (`a FIFO`, `a directory`, ...)."""
+    for test, name in (
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISDIR, "a directory"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISLNK, "a symlink"),
+    ):
+        if test(mode):
+            return name
+    return "unknown type"
+
+
+def make_dirs(directory: Path, mode: int) -> None:
+    """Create `directory` and its missing parents with exactly `mode`, whatever the umask.
+
+    A directory that already exists (or that another process creates first) is left as
+    it is: it is not ours to change.
+    """
+    missing: list[Path] = []
+    current = directory
+    while not os.path.lexists(current):
+        missing.append(current)
+        if current.parent == current:
+            break
+        current = current.parent
+    for path in reversed(missing):
+        try:
+            os.mkdir(path, mode)
+        except FileExistsError:
+            continue
+        # The umask may have taken bits away: set them on the directory we created,
+        # through a descriptor so that a name swapped in meanwhile is not followed.
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        try:
+            if stat.S_IMODE(os.fstat(fd).st_mode) != mode:
+                os.fchmod(fd, mode)
+        finally:
+            os.close(fd)
+
+
+def _create(path: str | Path, flags: int, creation: Creation) -> int:
     """Create a file (and the directory), and make its directory entry durable too."""
-    root.mkdir(parents=True, exist_ok=True)
+    make_dirs(creation.root, creation.dir_mode)
     try:
-        fd = os.open(path, flags | os.O_CREAT, mode)
+        fd = os.open(path, flags | os.O_CREAT, creation.file_mode)
     except OSError as exc:
         raise explain_symlink(exc, path) from exc
     try:
-        dir_fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        st = os.fstat(fd)
+        if stat.S_ISREG(st.st_mode) and stat.S_IMODE(st.st_mode) != creation.file_mode:
+            os.fchmod(fd, creation.file_mode)  # the store's mode, not what the umask left
+        dir_fd = os.open(creation.root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
         try:
             os.fsync(dir_fd)
         finally:
@@ -71,13 +198,23 @@ def open_for_reading(path: Path) -> int | None:
     Only a regular file is read: anything else named like one raises `NotARegularFileError`
     naming it. `O_NONBLOCK` makes opening a FIFO return at once instead of waiting for a
     writer that may never come; on a regular file the flag changes nothing.
+
+    A name that a lookup says is missing is confirmed by listing the directory: an NFS
+    client may answer a lookup from its negative cache for a while after another host
+    created the file, but listing revalidates the directory (docs/reliability.md).
     """
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
-    except FileNotFoundError:
+    fd = None
+    for confirmed in (False, True):
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+            break
+        except FileNotFoundError:
+            if confirmed or not listed(path):
+                return None
+        except OSError as exc:
+            raise explain_symlink(exc, path) from exc
+    if fd is None:  # pragma: no cover - the loop breaks or returns
         return None
-    except OSError as exc:
-        raise explain_symlink(exc, path) from exc
     try:
         mode = os.fstat(fd).st_mode
     except BaseException:
@@ -86,26 +223,26 @@ def open_for_reading(path: Path) -> int | None:
     if not stat.S_ISREG(mode):
         os.close(fd)
         raise NotARegularFileError(
-            errno.EINVAL, f"not a regular file ({_kind(mode)}), refusing to read it", str(path)
+            errno.EINVAL, f"not a regular file ({kind_of(mode)}), refusing to read it", str(path)
         )
     return fd
 
 
-def _kind(mode: int) -> str:
-    for test, name in (
-        (stat.S_ISDIR, "a directory"),
-        (stat.S_ISFIFO, "a FIFO"),
-        (stat.S_ISSOCK, "a socket"),
-        (stat.S_ISCHR, "a character device"),
-        (stat.S_ISBLK, "a block device"),
-    ):
-        if test(mode):
-            return name
-    return "not a file"
+def listed(path: Path) -> bool:
+    """True when the directory of `path` lists its name (False when the directory is missing)."""
+    try:
+        with os.scandir(path.parent) as entries:
+            return any(entry.name == path.name for entry in entries)
+    except (FileNotFoundError, NotADirectoryError):
+        return False
 
 
 def explain_symlink(exc: OSError, path: str | Path) -> OSError:
-    """`exc`, or an error that says why when it is `O_NOFOLLOW` refusing a symlink."""
+    """`exc`, or an error that says why when a symlink or a FIFO was refused."""
     if exc.errno == errno.ELOOP:
         return OSError(exc.errno, f"refusing to follow a symlink at {path}", str(path))
+    if exc.errno == errno.ENXIO:  # a non-blocking open for writing of a FIFO nobody reads
+        return NotARegularFileError(
+            exc.errno, f"refusing capture file {path}: not a regular file (a FIFO)", str(path)
+        )
     return exc

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import errno
 import fcntl
+import logging
 import os
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -12,20 +14,41 @@ from ..contracts import CaptureLine
 from ..correlation import validate_rollout_id
 from ..reader import DEFAULT_MAX_LINE_BYTES, CaptureLines, RawLines
 from . import _writer
-from ._files import CAPTURE_SUFFIX, INCOMPLETE_SUFFIX, open_or_create, rollout_id_of
+from ._files import (
+    CAPTURE_SUFFIX,
+    INCOMPLETE_SUFFIX,
+    Creation,
+    kind_of,
+    listed,
+    open_or_create,
+    rollout_id_of,
+)
 from ._locking import flock
+from ._mounts import warn_if_appends_may_be_lost
 from ._reading import read_file_lines
 
 __all__ = ["CaptureStore"]
 
 _PATHS_MAX = 4096  # bound of a store's cache of validated paths
+_SKIPPED_MAX = 4096  # bound of the names already reported as skipped
+
+# Open failures of `clear` on a name no writer of ours can be writing (a planted symlink,
+# a FIFO, a file we may not write): the name is removed without taking the lock.
+_UNLOCKABLE = frozenset({errno.ELOOP, errno.ENXIO, errno.EACCES, errno.EPERM})
+
+logger = logging.getLogger("model_call_capture.store")
+_skipped: set[str] = set()
+_skipped_lock = threading.Lock()
 
 
 class CaptureStore:
     """Per-rollout capture files under one directory: durable appends and tolerant reads.
 
-    `root` is created on the first append if missing. `file_mode` is the permission of
-    files this store creates (0600 by default: captures hold prompts and completions).
+    `root` is created on the first append if missing, with its missing parents, with
+    `dir_mode` (0700 by default) whatever the umask. `file_mode` is the permission of files
+    this store creates (0600 by default: captures hold prompts and completions). The store
+    writes only to regular files of its own user that others cannot change or read
+    (`store/_files.py`), and warns once when the directory's mount can lose appends.
     Readers count a line longer than `max_line_bytes` as damaged, without holding it.
     """
 
@@ -34,15 +57,19 @@ class CaptureStore:
         root: str | os.PathLike[str],
         *,
         file_mode: int = 0o600,
+        dir_mode: int = 0o700,
         max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
     ) -> None:
         self.root = Path(root)
         """The capture directory."""
         self.file_mode = file_mode
         """Permission bits of created capture files and markers."""
+        self.dir_mode = dir_mode
+        """Permission bits of the capture directory and its parents when the store creates them."""
         self.max_line_bytes = max_line_bytes
         """Lines longer than this are damaged (`LineTooLongError` for a strict read)."""
         self._files: dict[str, str] = {}
+        self._mount_checked = False
 
     def __repr__(self) -> str:
         return f"CaptureStore({str(self.root)!r})"
@@ -82,21 +109,31 @@ class CaptureStore:
         surrogate) — before touching the file.
         """
         path = self._file(rollout_id)
-        _writer.append(path, _writer.line_bytes(line), root=self.root, mode=self.file_mode)
+        data = _writer.line_bytes(line)
+        if not self._mount_checked:
+            self._mount_checked = True
+            warn_if_appends_may_be_lost(self.root)
+        _writer.append(path, data, self._creation())
+
+    def _creation(self) -> Creation:
+        return Creation(self.root, self.file_mode, self.dir_mode)
 
     def mark_incomplete(self, rollout_id: str) -> None:
-        """Create the rollout's incomplete marker (a capture of this rollout failed)."""
-        os.close(
-            open_or_create(
-                self.incomplete_path(rollout_id),
-                os.O_WRONLY | os.O_NOFOLLOW | os.O_CLOEXEC,
-                root=self.root,
-                mode=self.file_mode,
-            )
-        )
+        """Create the rollout's incomplete marker (a capture of this rollout failed).
+
+        Raises `OSError` when the name is taken by something that is not a regular file
+        of ours (a FIFO, another user's file): the marker is then not trusted either.
+        """
+        path = self.incomplete_path(rollout_id)
+        os.close(open_or_create(path, os.O_WRONLY | os.O_NOFOLLOW | os.O_CLOEXEC, self._creation()))
 
     def is_incomplete(self, rollout_id: str) -> bool:
-        """True when the rollout's incomplete marker exists."""
+        """True when the rollout's incomplete marker exists.
+
+        A miss is not confirmed by listing (unlike `exists()`): the attachment asks this of
+        every rollout, and a listing per rollout would make attaching a large directory
+        quadratic. NFS mounts need `lookupcache=positive` for it (docs/reliability.md).
+        """
         return os.path.lexists(self.incomplete_path(rollout_id))
 
     def clear(self, rollout_id: str) -> None:
@@ -108,13 +145,15 @@ class CaptureStore:
         path = self.path(rollout_id)
         _writer.forget(os.fspath(path))
         try:
-            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+            # Open for writing: an exclusive flock on a read-only descriptor fails with
+            # EBADF on NFSv4 (flock is emulated there with byte-range write locks).
+            fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
         except FileNotFoundError:
             pass
         except OSError as exc:
-            if exc.errno != errno.ELOOP:
+            if exc.errno not in _UNLOCKABLE:
                 raise
-            path.unlink(missing_ok=True)  # a symlink planted in the directory: remove the link only
+            path.unlink(missing_ok=True)  # not a file our writers write: remove the name only
         else:
             try:
                 # Unlink under the writers' lock: a writer holding it finishes its line
@@ -128,16 +167,35 @@ class CaptureStore:
     # -- reading -----------------------------------------------------------------------
 
     def rollout_ids(self) -> list[str]:
-        """Sorted ids of every rollout with a capture file or an incomplete marker."""
+        """Sorted ids of every rollout with a capture file or an incomplete marker.
+
+        Entries with a capture name that are not regular files (a directory, a symlink, a
+        FIFO planted in the directory) are skipped, and logged once by name.
+        """
+        ids: set[str] = set()
         try:
-            names = os.listdir(self.root)
+            entries = os.scandir(self.root)
         except FileNotFoundError:
             return []
-        return sorted({rollout_id for name in names if (rollout_id := rollout_id_of(name))})
+        with entries:
+            for entry in entries:
+                rollout_id = rollout_id_of(entry.name)
+                if rollout_id is None:
+                    continue
+                if entry.is_file(follow_symlinks=False):
+                    ids.add(rollout_id)
+                else:
+                    _report_skipped(entry)
+        return sorted(ids)
 
     def exists(self, rollout_id: str) -> bool:
-        """True when the rollout's capture file exists."""
-        return os.path.lexists(self.path(rollout_id))
+        """True when the rollout's capture file exists (confirmed by listing on a miss).
+
+        A miss is not trusted to a lookup: an NFS client may answer it from its negative
+        cache after another host created the file; a listing revalidates the directory.
+        """
+        path = self.path(rollout_id)
+        return os.path.lexists(path) or listed(path)
 
     def iter_lines(self, rollout_id: str) -> Iterator[tuple[int, bytes]]:
         """Yield `(index, raw_line)` for every non-blank line, without its newline.
@@ -170,3 +228,18 @@ class CaptureStore:
         """Every line of the rollout; `DamagedLineError` naming file and line on the first damaged one."""
         path = self.path(rollout_id)
         return [line for _, line in CaptureLines(self.lines(rollout_id), path, strict=True)]
+
+
+def _report_skipped(entry: os.DirEntry[str]) -> None:
+    """Log once per name that a capture-named entry which is not a regular file is skipped."""
+    with _skipped_lock:
+        if entry.path in _skipped:
+            return
+        if len(_skipped) >= _SKIPPED_MAX:
+            _skipped.clear()
+        _skipped.add(entry.path)
+    try:
+        kind = kind_of(entry.stat(follow_symlinks=False).st_mode)
+    except OSError:  # gone meanwhile
+        return
+    logger.warning("capture directory: skipping %s: %s, not a capture file", entry.path, kind)

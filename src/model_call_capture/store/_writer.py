@@ -12,13 +12,11 @@ from __future__ import annotations
 import errno
 import fcntl
 import os
-import stat
 import threading
-from pathlib import Path
 
 from .. import _codec
 from ..contracts import CaptureLine
-from ._files import open_or_create
+from ._files import Creation, open_or_create
 from ._locking import flock
 
 __all__ = ["append", "forget", "line_bytes"]
@@ -92,10 +90,10 @@ def forget(path: str) -> None:
     _ends.pop(path, None)  # a new file may reuse the inode
 
 
-def append(path: str, data: _Buffer, *, root: Path, mode: int) -> None:
+def append(path: str, data: _Buffer, creation: Creation) -> None:
     """Append `data` (one line, newline included) to `path` durably, in a batch if others write.
 
-    A missing file is created with `mode` (and `root` with it). Raises the `OSError` of the
+    A missing file is created as `creation` says (and its directory with it). Raises the `OSError` of the
     open, lock, write or fsync that failed this line.
     """
     group = _acquire_group(path)
@@ -111,14 +109,14 @@ def append(path: str, data: _Buffer, *, root: Path, mode: int) -> None:
                 batch.lines.append(data)
         if batch is None:  # nobody else is writing this file: write this line now
             try:
-                errors = _write_durably(path, [data], root, mode)
+                errors = _write_durably(path, [data], creation)
             finally:
                 _hand_over(group)
             if errors is not None and errors[0] is not None:
                 raise errors[0]
             return
         if index == 0:
-            _lead(path, group, batch, root, mode)
+            _lead(path, group, batch, creation)
         else:
             batch.done.acquire()
             batch.done.release()
@@ -155,11 +153,11 @@ def _hand_over(group: _Group) -> None:
         after.turn.release()
 
 
-def _lead(path: str, group: _Group, batch: _Batch, root: Path, mode: int) -> None:
+def _lead(path: str, group: _Group, batch: _Batch, creation: Creation) -> None:
     """Write and fsync a batch once the previous leader is done (it detached the batch)."""
     try:
         batch.turn.acquire()
-        errors = _write_durably(path, batch.lines, root, mode)
+        errors = _write_durably(path, batch.lines, creation)
     except BaseException as exc:  # not an OSError (interrupted): release the others all the same
         _hand_over(group)  # first: a batch still waiting is detached, so no line joins it now
         batch.errors = [OSError(errno.EIO, f"capture write interrupted: {exc!r}")] * len(
@@ -173,7 +171,7 @@ def _lead(path: str, group: _Group, batch: _Batch, root: Path, mode: int) -> Non
 
 
 def _write_durably(
-    path: str, lines: list[_Buffer], root: Path, mode: int
+    path: str, lines: list[_Buffer], creation: Creation
 ) -> list[OSError | None] | None:
     """Write `lines` with one write under the file's lock, then fsync once.
 
@@ -182,7 +180,7 @@ def _write_durably(
     retried; the whole lines before it are still fsynced).
     """
     try:
-        fd, st = _open_locked(path, root, mode)
+        fd, st = _open_locked(path, creation)
     except OSError as exc:
         return [exc] * len(lines)
     try:
@@ -230,7 +228,7 @@ def _write_durably(
         os.close(fd)
 
 
-def _open_locked(path: str, root: Path, mode: int) -> tuple[int, os.stat_result]:
+def _open_locked(path: str, creation: Creation) -> tuple[int, os.stat_result]:
     """Open the capture file for appending and take its exclusive lock: (fd, its stat).
 
     `clear()` unlinks under the same lock, so a file found unlinked once the lock is
@@ -238,14 +236,11 @@ def _open_locked(path: str, root: Path, mode: int) -> tuple[int, os.stat_result]
     line nobody will read.
     """
     while True:
-        fd = open_or_create(
-            path, os.O_RDWR | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC, root=root, mode=mode
-        )
+        # `open_or_create` refuses what is not a regular file of ours before we lock it.
+        fd = open_or_create(path, os.O_RDWR | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC, creation)
         try:
             flock(fd, fcntl.LOCK_EX)
             st = os.fstat(fd)
-            if not stat.S_ISREG(st.st_mode):
-                raise OSError(errno.EINVAL, f"{path} is not a regular file")
             if st.st_nlink > 0:
                 return fd, st
         except BaseException:

@@ -1,0 +1,150 @@
+"""Captured text reaches the terminal as literal, escaped text: never markup, never a control.
+
+The capture files are written by the real store; `mcc` runs in-process through `main()`
+(the entry point of the `mcc` script) and as a subprocess on a real pseudo-terminal, where
+rich writes what a terminal would receive.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from model_call_capture.cli import main
+from model_call_capture.cli._common import safe_text
+from model_call_capture.store import CaptureStore
+
+OSC52 = "\x1b]52;c;cm0gLXJmIH4=\x07"  # writes the clipboard of the terminal
+OSC8 = "\x1b]8;;https://evil.example\x1b\\here\x1b]8;;\x1b\\"  # a hidden link
+MARKUP_BREAK = "gpt[/]"
+MARKUP_LINK = "[link=https://e.x]gpt[/link]"  # short: a table cell must not wrap it
+
+
+def _line(model: str, *, tool: str = "get_weather", finish: str = "stop", raw: str = "") -> bytes:
+    return json.dumps(
+        {
+            "model_call_id": "call-1",
+            "dialect": "chat",
+            "status_code": 200,
+            "latency_ms": 12.5,
+            "request": {"model": model, "messages": [{"role": "user", "content": OSC52}]},
+            "response": {
+                "id": "chatcmpl-1",
+                "object": "chat.completion",
+                "model": model,
+                "choices": [
+                    {
+                        "index": 0,
+                        "finish_reason": finish,
+                        "message": {
+                            "role": "assistant",
+                            "content": f"hi {OSC8}",
+                            "tool_calls": [
+                                {
+                                    "id": "t1",
+                                    "type": "function",
+                                    "function": {"name": tool, "arguments": "{}"},
+                                }
+                            ],
+                        },
+                    }
+                ],
+            },
+            "response_raw": raw or None,
+        }
+    ).encode()
+
+
+def _mcc(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
+    with pytest.raises(SystemExit) as exited:
+        main(list(args))
+    out, err = capsys.readouterr()
+    code = exited.value.code
+    return (code if isinstance(code, int) else 1), out + err
+
+
+@pytest.mark.parametrize("model", [MARKUP_BREAK, MARKUP_LINK, "[bold]x", "a\\[b]"])
+def test_captured_strings_are_never_markup(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], model: str
+) -> None:
+    store = CaptureStore(tmp_path)
+    store.append("r", _line(model, tool=f"{model}-t", finish=f"{model}-f"))
+    store.append("ok", _line("gpt-4o"))
+    code, out = _mcc(capsys, "stats", str(tmp_path))
+    assert code == 0, out
+    assert model in out and "gpt-4o" in out
+    code, out = _mcc(capsys, "show", str(tmp_path), "r")
+    assert code == 0, out
+    for text in (model, f"{model}-t", f"{model}-f"):
+        assert text in out
+
+
+def test_control_characters_are_shown_escaped(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    store = CaptureStore(tmp_path)
+    store.append(
+        "r",
+        _line(f"gpt{OSC52}", tool=f"t{OSC8}", finish="stop\x9b31m\u202e", raw=f"data: {OSC52}\n"),
+    )
+    for args in (("stats", str(tmp_path)), ("show", str(tmp_path), "r", "--payloads")):
+        code, out = _mcc(capsys, *args)
+        assert code == 0, out
+        assert not set(out) & {"\x1b", "\x07", "\x9b", "\u202e"}, repr(out)
+        assert "\\x1b]52;c;cm0gLXJmIH4=\\x07" in out
+    assert "\\x9b31m\\u202e" in out and "\\x1b]8;;https://evil.example\\x1b" in out
+
+
+def test_on_a_terminal_only_rich_styles_are_escape_sequences(tmp_path: Path) -> None:
+    # A real pseudo-terminal: rich styles what it prints, and nothing captured gets through.
+    store = CaptureStore(tmp_path)
+    store.append("r", _line(f"gpt{OSC52}{MARKUP_LINK}", raw=f"data: {OSC52}\n"))
+    primary, secondary = pty.openpty()
+    env = {**os.environ, "COLUMNS": "300", "TERM": "xterm-256color"}
+    env.pop("NO_COLOR", None)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "model_call_capture.cli", "show", str(tmp_path), "r", "--payloads"],
+        stdout=secondary,
+        stderr=secondary,
+        env=env,
+    )
+    os.close(secondary)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(primary, 65536)
+        except OSError:  # EIO: the child closed the terminal
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(primary)
+    assert proc.wait(timeout=60) == 0
+    out = b"".join(chunks).decode()
+    assert "\x1b[1m" in out  # rich saw a terminal: it styles the headings
+    assert "\x1b]" not in out and "\x07" not in out  # no OSC sequence at all
+    assert "\\x1b]52;c;cm0gLXJmIH4=\\x07" in out
+    assert "[link=https://e.x]" in out
+
+
+def test_validate_prints_file_names_escaped(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    name = tmp_path / f"evil{OSC52}.capture.jsonl"
+    name.write_bytes(b"not json\n")
+    code, out = _mcc(capsys, "validate", str(name))
+    assert code == 1
+    assert "\x1b" not in out and f"evil{safe_text(OSC52)}.capture.jsonl:1: invalid JSON" in out
+
+
+def test_safe_text_escapes_controls_and_keeps_text() -> None:
+    assert safe_text("a\x1b[31mb\x00\x7f\x85é€\t") == "a\\x1b[31mb\\x00\\x7f\\x85é€\t"
+    assert safe_text("a\nb") == "a\\x0ab"
+    assert safe_text("a\nb\r", multiline=True) == "a\nb\\x0d"
+    assert safe_text("\u202eevil\u2066") == "\\u202eevil\\u2066"
