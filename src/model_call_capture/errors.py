@@ -72,7 +72,8 @@ class LineTooLongError(DamagedLineError):
 class NotARegularFileError(CaptureError, OSError):
     """A path named like a capture file that is not a regular file (a FIFO, a directory, a device).
 
-    Readers refuse it before reading a byte, so a FIFO never hangs them.
+    Readers and writers refuse it before reading or writing a byte, so a FIFO never hangs
+    them (a writer's refusal is a capture failure: the model call is still served).
     """
 
 
