@@ -11,6 +11,8 @@ skip with `needs_full_corpus` / `needs_full_gym_reference`, which say why.
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -132,3 +134,20 @@ def derive_uncaught(dialect: str, request: Any, response: Any) -> Derived:
         view = decode_view(response, chat_derive._response_view) or chat_derive._ResponseView()
         return chat_derive._derive(request, view)
     return get_dialect(dialect).derive(request, response)
+
+
+@pytest.fixture(scope="session")
+def demo_calls(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The capture directory of a real `mcc demo` run (three dialects, streams, tool calls).
+
+    Shared by the session: tests read it and write their outputs elsewhere.
+    """
+    root = tmp_path_factory.mktemp("demo")
+    run = subprocess.run(
+        [sys.executable, "-m", "model_call_capture.cli", "demo", "--dir", str(root / "d")],
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+    assert run.returncode == 0, run.stderr
+    return root / "d" / "model-calls"

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -17,20 +15,6 @@ from model_call_capture.arrow import PAYLOAD_COLUMNS, iter_record_batches, recor
 from model_call_capture.contracts import ModelCallRecord
 from model_call_capture.records import read_available_model_call_records
 from model_call_capture.store import CaptureStore
-
-
-@pytest.fixture(scope="module")
-def demo_calls(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The capture directory of a real `mcc demo` run (three dialects, streams, tool calls)."""
-    root = tmp_path_factory.mktemp("demo")
-    run = subprocess.run(
-        [sys.executable, "-m", "model_call_capture.cli", "demo", "--dir", str(root / "d")],
-        capture_output=True,
-        text=True,
-        timeout=240,
-    )
-    assert run.returncode == 0, run.stderr
-    return root / "d" / "model-calls"
 
 
 def _paths(root: Path) -> list[Path]:

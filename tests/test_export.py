@@ -43,20 +43,6 @@ def mcc(*args: str) -> int:
     return code if isinstance(code, int) else 1
 
 
-@pytest.fixture(scope="module")
-def demo_calls(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The capture directory of a real `mcc demo` run (three dialects, streams, tool calls)."""
-    root = tmp_path_factory.mktemp("demo")
-    run = subprocess.run(
-        [sys.executable, "-m", "model_call_capture.cli", "demo", "--dir", str(root / "d")],
-        capture_output=True,
-        text=True,
-        timeout=240,
-    )
-    assert run.returncode == 0, run.stderr
-    return root / "d" / "model-calls"
-
-
 def _expected(root: Path, payloads: bool) -> list[dict[str, Any]]:
     """Every record of `root` as `read_available_model_call_records` gives it, in export order."""
     store = CaptureStore(root)
