@@ -466,7 +466,7 @@ def test_a_batch_error_reaches_every_line_as_its_own_copy(
     monkeypatch.setattr(os, "fsync", fsync)
     threads, outcome = _start_batch(store, fsync, 3)
     error = OSError(errno.ENOSPC, "No space left on device", "/captures/r.capture.jsonl")
-    monkeypatch.setattr(_writer, "_write_durably", lambda path, lines, root, mode: [error] * 3)
+    monkeypatch.setattr(_writer, "_write_durably", lambda path, lines, creation: [error] * 3)
     fsync.release.set()
     for t in threads:
         t.join()
@@ -516,7 +516,7 @@ def test_an_interrupted_batch_leader_fails_its_batch_and_releases_the_file(
         threading.Event().wait(0.01)
     assert group.pending is not None and len(group.pending.lines) == 3
 
-    def interrupted(path: str, lines: list[bytes], root: Path, mode: int) -> None:
+    def interrupted(path: str, lines: list[bytes], creation: object) -> None:
         raise KeyboardInterrupt
 
     monkeypatch.setattr(_writer, "_write_durably", interrupted)
