@@ -19,7 +19,17 @@ from __future__ import annotations
 
 import threading
 
-__all__ = ["BLOCK", "BODY_WEIGHT", "STREAM_RAW_WEIGHT", "STREAM_WEIGHT", "MemoryBudget", "Share"]
+from ..contracts import ObservationGap
+
+__all__ = [
+    "BLOCK",
+    "BODY_WEIGHT",
+    "STREAM_RAW_WEIGHT",
+    "STREAM_WEIGHT",
+    "MemoryBudget",
+    "Share",
+    "budget_gap",
+]
 
 BLOCK = 64 * 1024
 """Decoded bytes a share asks for at least, so the budget's lock is rare on the chunk path."""
@@ -100,3 +110,11 @@ class MemoryBudget:
             share.held = 0
             share.open = False
         share.limit = 0
+
+
+def budget_gap(what: str) -> ObservationGap:
+    """The `memory_budget` gap of a line: `what` the capture gave up because the budget was spent."""
+    return ObservationGap(
+        code="memory_budget",
+        detail=f"{what}: the capture memory budget (capture_memory_budget_bytes) was spent",
+    )

@@ -59,9 +59,15 @@ from .._asgi import Message, Receive, Send
 from ..contracts import Dialect, ObservationGap
 from ..dialects import get_dialect
 from ..reassembly import StreamReassembler
-from ._budget import BODY_WEIGHT, STREAM_RAW_WEIGHT, STREAM_WEIGHT, Share
+from ._budget import BODY_WEIGHT, STREAM_RAW_WEIGHT, STREAM_WEIGHT, Share, budget_gap
 from ._context import CaptureContext
-from ._decoding import ContentDecoder, DecodeError, content_encodings, decoders_for
+from ._decoding import (
+    ContentDecoder,
+    DecodeError,
+    content_encodings,
+    decode_chain,
+    decoders_for,
+)
 from ._request import RequestTee
 
 if TYPE_CHECKING:
@@ -343,9 +349,7 @@ class CapturedCall:
             return
         try:
             if self.decoders:
-                bound = self.cap - self.captured + 1
-                for decoder in self.decoders:
-                    data = decoder.decode(data, bound)
+                data = decode_chain(self.decoders, data, self.cap - self.captured + 1)
             if len(data) > self.limit - self.captured:
                 data = self._beyond(data)
             self.captured += len(data)
@@ -387,13 +391,7 @@ class CapturedCall:
         return data[: max(self.share.limit - kept, 0)]
 
     def _gap(self, what: str) -> None:
-        self.gaps.append(
-            ObservationGap(
-                code="memory_budget",
-                detail=f"{what.format(kept=self.captured)}: the capture memory budget "
-                "(capture_memory_budget_bytes) was spent",
-            )
-        )
+        self.gaps.append(budget_gap(what.format(kept=self.captured)))
 
     def _undecodable(self, why: str) -> None:
         self.capture_failed = True

@@ -21,6 +21,7 @@ __all__ = [
     "DeflateDecoder",
     "GzipDecoder",
     "content_encodings",
+    "decode_chain",
     "decoders_for",
 ]
 
@@ -131,3 +132,10 @@ def decoders_for(encodings: list[bytes]) -> list[ContentDecoder] | None:
         elif encoding != b"identity":
             return None
     return decoders
+
+
+def decode_chain(decoders: list[ContentDecoder], data: bytes, bound: int) -> bytes:
+    """`data` through every decoder in order, each output bounded by `bound` bytes."""
+    for decoder in decoders:
+        data = decoder.decode(data, bound)
+    return data

@@ -13,8 +13,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from ..contracts import ObservationGap
-from ._budget import BODY_WEIGHT, MemoryBudget, Share
-from ._decoding import ContentDecoder, DecodeError, content_encodings, decoders_for
+from ._budget import BODY_WEIGHT, MemoryBudget, Share, budget_gap
+from ._decoding import (
+    ContentDecoder,
+    DecodeError,
+    content_encodings,
+    decode_chain,
+    decoders_for,
+)
 
 __all__ = ["RequestTee"]
 
@@ -52,8 +58,7 @@ class RequestTee:
         if self.decoders:
             bound = self.cap - len(self.body) + 1
             try:
-                for decoder in self.decoders:
-                    data = decoder.decode(data, bound)
+                data = decode_chain(self.decoders, data, bound)
             except DecodeError as exc:
                 self._undecodable(f"does not decode: {exc}")
                 return
@@ -71,13 +76,7 @@ class RequestTee:
             self.limit = min(self.cap, self.share.limit)
             return data
         self.cut = True
-        self.gaps.append(
-            ObservationGap(
-                code="memory_budget",
-                detail=f"request: cut after {kept} bytes: the capture memory budget "
-                "(capture_memory_budget_bytes) was spent",
-            )
-        )
+        self.gaps.append(budget_gap(f"request: cut after {kept} bytes"))
         return data[: max(self.limit - kept, 0)]
 
     def _undecodable(self, why: str) -> None:
