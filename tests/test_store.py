@@ -307,19 +307,22 @@ class _HeldFsync:
 
 
 def _start_batch(
-    store: CaptureStore, fsync: _HeldFsync, n: int
+    store: CaptureStore, fsync: _HeldFsync, n: int, leader: str = "leader"
 ) -> tuple[list[threading.Thread], dict[str, BaseException | None]]:
-    """One append held in its fsync, then `n` appends that queue behind it as one batch."""
+    """One append held in its fsync, then `n` appends that queue behind it as one batch.
+
+    `outcome` gets each append's exception (any, KeyboardInterrupt included) or None.
+    """
     outcome: dict[str, BaseException | None] = {}
 
     def append(call_id: str) -> None:
         try:
             store.append("r", _line(call_id))
             outcome[call_id] = None
-        except OSError as exc:
+        except BaseException as exc:
             outcome[call_id] = exc
 
-    threads = [threading.Thread(target=append, args=("leader",))]
+    threads = [threading.Thread(target=append, args=(leader,))]
     threads[0].start()
     assert fsync.entered.wait(10)
     threads += [threading.Thread(target=append, args=(f"f{i}",)) for i in range(n)]
@@ -494,27 +497,7 @@ def test_an_interrupted_batch_leader_fails_its_batch_and_releases_the_file(
     store.append("r", _line("first"))
     fsync = _HeldFsync()
     monkeypatch.setattr(os, "fsync", fsync)
-    outcome: dict[str, BaseException | None] = {}
-
-    def append(call_id: str) -> None:
-        try:
-            store.append("r", _line(call_id))
-            outcome[call_id] = None
-        except BaseException as exc:
-            outcome[call_id] = exc
-
-    threads = [threading.Thread(target=append, args=("held",))]
-    threads[0].start()
-    assert fsync.entered.wait(10)
-    threads += [threading.Thread(target=append, args=(f"f{i}",)) for i in range(3)]
-    for t in threads[1:]:
-        t.start()
-    group = _writer._groups[os.fspath(store.path("r"))]
-    for _ in range(1000):
-        if group.pending is not None and len(group.pending.lines) == 3:
-            break
-        threading.Event().wait(0.01)
-    assert group.pending is not None and len(group.pending.lines) == 3
+    threads, outcome = _start_batch(store, fsync, 3, leader="held")
 
     def interrupted(path: str, lines: list[bytes], creation: object) -> None:
         raise KeyboardInterrupt
