@@ -158,10 +158,11 @@ def test_a_file_that_is_not_privately_ours_is_refused(
 
 
 def test_a_mode_the_store_grants_itself_is_not_refused(tmp_path: Path) -> None:
-    _planted(tmp_path / "r.capture.jsonl", mode=0o640)
-    CaptureStore(tmp_path, file_mode=0o640).append("r", _line("c"))
-    _planted(tmp_path / "s.capture.jsonl", mode=0o644)
-    CaptureStore(tmp_path, file_mode=0o644).append("s", _line("c"))
+    for rollout, mode in (("r", 0o640), ("s", 0o644)):
+        _planted(tmp_path / f"{rollout}.capture.jsonl", mode=mode)
+        store = CaptureStore(tmp_path, file_mode=mode)
+        store.append(rollout, _line("c"))  # a refusal would raise here
+        assert [line.model_call_id for line in store.read(rollout)] == ["c"]
 
 
 def test_a_hard_link_to_a_file_elsewhere_is_refused(tmp_path: Path) -> None:
