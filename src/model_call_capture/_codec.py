@@ -9,10 +9,13 @@ such bodies are kept as raw text instead of being lost at write time.
 
 from __future__ import annotations
 
+import ctypes
+import functools
 import gc
-from collections.abc import Iterator
+import os
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, cast
 
 import msgspec
 
@@ -23,6 +26,7 @@ __all__ = [
     "decode_object",
     "encode",
     "encode_line",
+    "kept_heap",
     "raw_text",
     "to_builtins",
 ]
@@ -93,9 +97,56 @@ def raw_text(data: bytes | bytearray | memoryview) -> str:
     return bytes(data).decode("utf-8", errors="backslashreplace")
 
 
+# glibc `mallopt` parameter: the free memory kept at the top of the heap when it shrinks.
+_M_TOP_PAD = -2
+_M_MMAP_THRESHOLD = -3
+_GLIBC_MMAP_THRESHOLD = 128 * 1024
+_KEPT_MMAP_THRESHOLD = 4 << 20
+_GLIBC_TOP_PAD = 128 * 1024  # its default
+_KEPT_TOP_PAD = 16 << 20
+_kept_depth = 0
+
+
+@functools.cache
+def _mallopt() -> Callable[[int, int], int] | None:
+    if "MALLOC_TOP_PAD_" in os.environ or "top_pad" in os.environ.get("GLIBC_TUNABLES", ""):
+        return None  # the user chose: leave it
+    try:
+        return cast("Callable[[int, int], int]", ctypes.CDLL(None).mallopt)
+    except (AttributeError, OSError):  # not glibc
+        return None
+
+
+@contextmanager
+def kept_heap() -> Iterator[None]:
+    """While the block runs, keep 16 MiB of freed C heap instead of giving it back at once.
+
+    Reading capture files makes a new buffer of tens of kilobytes per line, freed before
+    the next: glibc gave the top of its heap back to the system after nearly every line
+    and then faulted the same pages in again (docs/performance.md, "Scale": most of the
+    time of an export without payloads went there). With glibc's `M_TOP_PAD` at 16 MiB
+    (its default is 128 KiB) the pages stay mapped; what the process uses is unchanged.
+    Blocks nest (the default comes back when the outermost ends); elsewhere than glibc,
+    or when the user set the pad (`MALLOC_TOP_PAD_`, `GLIBC_TUNABLES`), a no-op.
+    """
+    global _kept_depth
+    mallopt = _mallopt()
+    if mallopt is not None and _kept_depth == 0:
+        mallopt(_M_TOP_PAD, _KEPT_TOP_PAD)
+        mallopt(_M_MMAP_THRESHOLD, _KEPT_MMAP_THRESHOLD)
+    _kept_depth += 1
+    try:
+        yield
+    finally:
+        _kept_depth -= 1
+        if mallopt is not None and _kept_depth == 0:
+            mallopt(_M_TOP_PAD, _GLIBC_TOP_PAD)
+            mallopt(_M_MMAP_THRESHOLD, _GLIBC_MMAP_THRESHOLD)
+
+
 @contextmanager
 def bulk_decoding() -> Iterator[None]:
-    """Pause the cyclic garbage collector while many documents are decoded.
+    """Pause the cyclic garbage collector while many documents are decoded (and `kept_heap`).
 
     Decoding a capture file allocates millions of containers, none of them in a cycle; the
     collector's generational passes over them took about 70% of a 100,000-line read
@@ -105,7 +156,8 @@ def bulk_decoding() -> Iterator[None]:
     was_enabled = gc.isenabled()
     gc.disable()
     try:
-        yield
+        with kept_heap():
+            yield
     finally:
         if was_enabled:
             gc.enable()

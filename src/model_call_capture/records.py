@@ -10,15 +10,17 @@ records: a value no record reported stays null, never 0.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import msgspec
+from msgspec import UNSET
 
 from . import _codec
 from .contracts import CaptureLine, ModelCallMetrics, ModelCallRecord
 from .dialects import DIALECTS, Derived
+from .dialects.base import RequestView
 from .reader import DEFAULT_MAX_LINE_BYTES, CaptureLines, RawLines, decode_capture_line
 from .store import CaptureStore, read_file_lines
 
@@ -28,6 +30,7 @@ __all__ = [
     "aggregate_model_call_records",
     "build_model_call_record",
     "decode_line_lazily",
+    "decode_line_without_payloads",
     "iter_file_records",
     "iter_model_call_records",
     "read_available_model_call_records",
@@ -49,7 +52,20 @@ class _LazyLine(CaptureLine, kw_only=True):
     response: msgspec.Raw | msgspec.UnsetType = msgspec.UNSET  # type: ignore[assignment]
 
 
+class _HeadLine(CaptureLine, kw_only=True):
+    """A capture line decoded for its record's fields only, in one pass over its text.
+
+    The request is decoded straight into the members `derive` reads (`RequestView`, the
+    rest skipped in C), the response kept as JSON text for its dialect's view; every other
+    field is decoded and validated as `CaptureLine` does.
+    """
+
+    request: RequestView | None = None  # type: ignore[assignment]
+    response: msgspec.Raw | msgspec.UnsetType = msgspec.UNSET  # type: ignore[assignment]
+
+
 _lazy_line = msgspec.json.Decoder(_LazyLine)
+_head_line = msgspec.json.Decoder(_HeadLine)
 _NULL = ord("n")
 _OBJECT = ord("{")
 
@@ -70,25 +86,59 @@ def _object_text(payload: msgspec.Raw | msgspec.UnsetType) -> msgspec.Raw | None
     raise _NotAnObject
 
 
-def decode_line_lazily(raw: bytes, *, path: Path | None, line_index: int | None) -> CaptureLine:
-    """Decode one line as `reader.decode_capture_line` does, leaving the payloads as JSON text.
+def _request_members(view: RequestView | None) -> dict[str, Any] | None:
+    return None if view is None else msgspec.structs.asdict(view)
 
-    Same verdict for every line: a line the lazy decode refuses, or accepts where a full
-    decode might not (a payload that is not an object or null, bytes that are not UTF-8,
-    which msgspec does not check in text it skips), is decoded again by
-    `decode_capture_line`, which raises its error or returns the line with decoded payloads.
+
+def _decode_checked(
+    decoder: msgspec.json.Decoder[Any],
+    request: Callable[[Any], Any],
+    raw: bytes,
+    path: Path | None,
+    line_index: int | None,
+) -> CaptureLine:
+    """`decoder`'s line with `request` applied to its request, or `decode_capture_line`'s verdict.
+
+    A line the decoder refuses, or accepts where a full decode might not (a payload that
+    is not an object or null, bytes that are not UTF-8, which msgspec does not check in
+    text it skips), is decoded again by `decode_capture_line`, which raises its error or
+    returns the line with decoded payloads.
     """
     try:
-        line = _lazy_line.decode(raw)
-        # A `CaptureLine` from here on: payloads are an object's text or None.
-        line.request = _object_text(line.request)  # type: ignore[assignment]
-        line.response = _object_text(line.response)  # type: ignore[assignment]
+        line = decoder.decode(raw)
+        # A `CaptureLine` from here on: the response is an object's text or None.
+        line.request = request(line.request)
+        line.response = _object_text(line.response)
     except (msgspec.DecodeError, UnicodeDecodeError, RecursionError, _NotAnObject):
         return decode_capture_line(raw, path=path, line_index=line_index)
     if not raw.isascii() and not _is_utf8(raw):
         return decode_capture_line(raw, path=path, line_index=line_index)
     # No `check_format`: `format` decoded as its v1 literal, so any other value was refused above.
-    return line
+    return line  # type: ignore[no-any-return]
+
+
+def decode_line_lazily(raw: bytes, *, path: Path | None, line_index: int | None) -> CaptureLine:
+    """Decode one line as `reader.decode_capture_line` does, leaving the payloads as JSON text.
+
+    Same verdict for every line (see `_decode_checked`): the payloads are an object's
+    JSON text (`msgspec.Raw`) or None, or dicts when the line had to be decoded again.
+    """
+    return _decode_checked(_lazy_line, _object_text, raw, path, line_index)
+
+
+def decode_line_without_payloads(
+    raw: bytes, *, path: Path | None, line_index: int | None
+) -> CaptureLine:
+    """Decode one line for a record without payloads, with the verdict of `decode_capture_line`.
+
+    One pass over the text: the request is decoded into the members `derive` reads
+    (`RequestView`; the rest is skipped, not kept) and the returned line's `request` is a
+    dict of those members only; its `response` is the response object's JSON text (or
+    None). Lines are judged as `decode_line_lazily` judges them, so a line is damaged read
+    this way exactly when it is damaged read any other way. For records built with
+    `build_model_call_record(..., payloads=False)` only.
+    """
+    return _decode_checked(_head_line, _request_members, raw, path, line_index)
 
 
 def _is_utf8(raw: bytes) -> bool:
@@ -104,14 +154,19 @@ class RecordStream:
 
     `damaged` counts the damaged lines skipped so far (a strict stream raises
     `DamagedLineError` instead); `lines` are the file's raw lines (`count` once done).
+    Without `payloads`, records carry no `request`, `response`, `request_raw` or
+    `response_raw` (unset, as in an attachment without payloads), and lines are decoded
+    in one pass that skips the payloads (`decode_line_without_payloads`).
     """
 
-    __slots__ = ("_lines", "lines")
+    __slots__ = ("_lines", "_payloads", "lines")
 
-    def __init__(self, lines: RawLines, path: Path, *, strict: bool) -> None:
+    def __init__(self, lines: RawLines, path: Path, *, strict: bool, payloads: bool = True) -> None:
         self.lines = lines
         """The file's numbered raw lines."""
-        self._lines = CaptureLines(lines, path, strict=strict, decode=decode_line_lazily)
+        self._payloads = payloads
+        decode = decode_line_lazily if payloads else decode_line_without_payloads
+        self._lines = CaptureLines(lines, path, strict=strict, decode=decode)
 
     @property
     def damaged(self) -> int:
@@ -119,9 +174,10 @@ class RecordStream:
         return self._lines.damaged
 
     def __iter__(self) -> Iterator[ModelCallRecord]:
+        payloads = self._payloads
         with _codec.bulk_decoding():
             for index, line in self._lines:
-                yield build_model_call_record(line, index)
+                yield build_model_call_record(line, index, payloads=payloads)
 
 
 def iter_model_call_records(
@@ -132,14 +188,19 @@ def iter_model_call_records(
 
 
 def iter_file_records(
-    path: Path, *, strict: bool = False, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
+    path: Path,
+    *,
+    strict: bool = False,
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+    payloads: bool = True,
 ) -> RecordStream:
     """The records of the capture file at `path` (any name) one at a time; see `RecordStream`.
 
     Raises `NotARegularFileError` (an `OSError`) when iterated if `path` is a FIFO or a
     directory; a missing file has no records.
     """
-    return RecordStream(read_file_lines(path, max_line_bytes=max_line_bytes), path, strict=strict)
+    lines = read_file_lines(path, max_line_bytes=max_line_bytes)
+    return RecordStream(lines, path, strict=strict, payloads=payloads)
 
 
 def _read(
@@ -164,13 +225,38 @@ def _text(value: str | None | msgspec.UnsetType) -> str | None:
     return None if isinstance(value, msgspec.UnsetType) else value
 
 
-def build_model_call_record(line: CaptureLine, call_index: int) -> ModelCallRecord:
+def build_model_call_record(
+    line: CaptureLine, call_index: int, *, payloads: bool = True
+) -> ModelCallRecord:
     """Build the typed record of one capture line at position `call_index` of its file.
 
     The record shares the line's payloads: its dicts, or the JSON text of a line read by
-    this module, which the record decodes when its payloads are first read.
+    this module, which the record decodes when its payloads are first read. Without
+    `payloads` the record's four payload fields are left unset.
     """
     d = _derive(line)
+    if not payloads:
+        return _record(line, call_index, d, UNSET, UNSET, UNSET, UNSET)
+    return _record(
+        line,
+        call_index,
+        d,
+        line.request,
+        line.response,
+        _text(line.request_raw),
+        _text(line.response_raw),
+    )
+
+
+def _record(
+    line: CaptureLine,
+    call_index: int,
+    d: Derived,
+    request: Any,
+    response: Any,
+    request_raw: str | None | msgspec.UnsetType,
+    response_raw: str | None | msgspec.UnsetType,
+) -> ModelCallRecord:
     return ModelCallRecord(
         model_call_id=line.model_call_id,
         response_id=d.response_id,
@@ -195,10 +281,10 @@ def build_model_call_record(line: CaptureLine, call_index: int) -> ModelCallReco
         error_category=line.error_category,
         latency_total_ms=line.latency_ms,
         latency_ttft_ms=line.latency_ttft_ms,
-        request=line.request,
-        response=line.response,
-        request_raw=_text(line.request_raw),
-        response_raw=_text(line.response_raw),
+        request=request,
+        response=response,
+        request_raw=request_raw,
+        response_raw=response_raw,
         capture_cut=line.capture_cut is True,
     )
 
