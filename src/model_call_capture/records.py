@@ -21,7 +21,13 @@ from . import _codec
 from .contracts import CaptureLine, ModelCallMetrics, ModelCallRecord
 from .dialects import DIALECTS, Derived
 from .dialects.base import RequestView
-from .reader import DEFAULT_MAX_LINE_BYTES, CaptureLines, RawLines, decode_capture_line
+from .reader import (
+    DEFAULT_MAX_LINE_BYTES,
+    CaptureLines,
+    LineDecoder,
+    RawLines,
+    decode_capture_line,
+)
 from .store import CaptureStore, read_file_lines
 
 __all__ = [
@@ -96,13 +102,14 @@ def _decode_checked(
     raw: bytes,
     path: Path | None,
     line_index: int | None,
+    fallback: LineDecoder,
 ) -> CaptureLine:
-    """`decoder`'s line with `request` applied to its request, or `decode_capture_line`'s verdict.
+    """`decoder`'s line with `request` applied to its request, or `fallback`'s verdict.
 
     A line the decoder refuses, or accepts where a full decode might not (a payload that
     is not an object or null, bytes that are not UTF-8, which msgspec does not check in
-    text it skips), is decoded again by `decode_capture_line`, which raises its error or
-    returns the line with decoded payloads.
+    text it skips), is decoded again by `fallback`, which raises its error or returns the
+    line as it reads it.
     """
     try:
         line = decoder.decode(raw)
@@ -110,9 +117,9 @@ def _decode_checked(
         line.request = request(line.request)
         line.response = _object_text(line.response)
     except (msgspec.DecodeError, UnicodeDecodeError, RecursionError, _NotAnObject):
-        return decode_capture_line(raw, path=path, line_index=line_index)
+        return fallback(raw, path=path, line_index=line_index)
     if not raw.isascii() and not _is_utf8(raw):
-        return decode_capture_line(raw, path=path, line_index=line_index)
+        return fallback(raw, path=path, line_index=line_index)
     # No `check_format`: `format` decoded as its v1 literal, so any other value was refused above.
     return line  # type: ignore[no-any-return]
 
@@ -120,25 +127,27 @@ def _decode_checked(
 def decode_line_lazily(raw: bytes, *, path: Path | None, line_index: int | None) -> CaptureLine:
     """Decode one line as `reader.decode_capture_line` does, leaving the payloads as JSON text.
 
-    Same verdict for every line (see `_decode_checked`): the payloads are an object's
-    JSON text (`msgspec.Raw`) or None, or dicts when the line had to be decoded again.
+    Same verdict for every line (see `_decode_checked`; `decode_capture_line` decodes the
+    lines it cannot take): the payloads are an object's JSON text (`msgspec.Raw`) or
+    None, or dicts when the line had to be decoded again.
     """
-    return _decode_checked(_lazy_line, _object_text, raw, path, line_index)
+    return _decode_checked(_lazy_line, _object_text, raw, path, line_index, decode_capture_line)
 
 
 def decode_line_without_payloads(
     raw: bytes, *, path: Path | None, line_index: int | None
 ) -> CaptureLine:
-    """Decode one line for a record without payloads, with the verdict of `decode_capture_line`.
+    """Decode one line for a record without payloads: the verdict and values of `decode_line_lazily`.
 
     One pass over the text: the request is decoded into the members `derive` reads
     (`RequestView`; the rest is skipped, not kept) and the returned line's `request` is a
     dict of those members only; its `response` is the response object's JSON text (or
-    None). Lines are judged as `decode_line_lazily` judges them, so a line is damaged read
-    this way exactly when it is damaged read any other way. For records built with
-    `build_model_call_record(..., payloads=False)` only.
+    None). A line this pass does not take as it is goes to `decode_line_lazily`, so every
+    line gives the record (or the error) it gives read with its payloads, down to the one
+    exception `decode_line_lazily` documents. For `build_model_call_record(...,
+    payloads=False)` only: the payloads of the returned line are incomplete.
     """
-    return _decode_checked(_head_line, _request_members, raw, path, line_index)
+    return _decode_checked(_head_line, _request_members, raw, path, line_index, decode_line_lazily)
 
 
 def _is_utf8(raw: bytes) -> bool:
