@@ -168,7 +168,7 @@ def test_every_line_decoded_without_payloads_has_the_verdict_of_the_lazy_decode(
     for raw in HOSTILE:
         if raw.isspace():
             continue
-        outcomes = []
+        outcomes: list[tuple[Any, ...]] = []
         for decode in (decode_line_lazily, decode_line_without_payloads):
             try:
                 line = decode(raw, path=None, line_index=0)
