@@ -256,7 +256,7 @@ class RecordBatches:
                 raise ValueError(f"{path}: not a capture file (<rollout_id>.capture.jsonl)")
             # Records one at a time: without payloads, lines are decoded in one pass that
             # skips them (`records.decode_line_without_payloads`), with the same values.
-            records = iter_file_records(path, payloads=self.payloads)
+            records = iter_file_records(path, payloads="lazy" if self.payloads else "omitted")
             for record in records:
                 columns.add(rollout_id, record)
                 if len(columns.rows) >= batch_size or columns.size >= batch_bytes:

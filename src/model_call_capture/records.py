@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 import msgspec
 from msgspec import UNSET
@@ -31,6 +31,7 @@ from .reader import (
 from .store import CaptureStore, read_file_lines
 
 __all__ = [
+    "Payloads",
     "RecordStream",
     "aggregate_model_call_metrics",
     "aggregate_model_call_records",
@@ -158,24 +159,45 @@ def _is_utf8(raw: bytes) -> bool:
     return True
 
 
+Payloads = Literal["lazy", "decoded", "omitted"]
+"""How records read from a file hold `request`, `response`, `request_raw` and `response_raw`.
+
+- `lazy` (the default): `request` and `response` stay the line's JSON text until first
+  read, then are decoded once (`contracts.ModelCallRecord`). Cheapest when payloads are
+  read seldom; lines are judged with the one exception in docs/compatibility.md.
+- `decoded`: each line is decoded whole while it is read, payload dicts included, so no
+  payload text is decoded twice: faster when every payload is read (docs/performance.md,
+  row 2), at the memory of the dicts (several times their text). Lines are judged exactly
+  as `CaptureStore.read_available` judges them.
+- `omitted`: the four payload fields are left unset (as in an attachment without
+  payloads) and the payloads skipped while each line is decoded in one pass
+  (`decode_line_without_payloads`); records and verdicts are those of `lazy` otherwise.
+"""
+
+_DECODERS: dict[str, LineDecoder] = {
+    "lazy": decode_line_lazily,
+    "decoded": decode_capture_line,
+    "omitted": decode_line_without_payloads,
+}
+
+
 class RecordStream:
     """The records of one capture file, built one at a time as it is iterated (bounded memory).
 
     `damaged` counts the damaged lines skipped so far (a strict stream raises
     `DamagedLineError` instead); `lines` are the file's raw lines (`count` once done).
-    Without `payloads`, records carry no `request`, `response`, `request_raw` or
-    `response_raw` (unset, as in an attachment without payloads), and lines are decoded
-    in one pass that skips the payloads (`decode_line_without_payloads`).
+    `payloads` says how records hold their payloads (`Payloads`).
     """
 
-    __slots__ = ("_lines", "_payloads", "lines")
+    __slots__ = ("_keep", "_lines", "lines")
 
-    def __init__(self, lines: RawLines, path: Path, *, strict: bool, payloads: bool = True) -> None:
+    def __init__(
+        self, lines: RawLines, path: Path, *, strict: bool, payloads: Payloads = "lazy"
+    ) -> None:
         self.lines = lines
         """The file's numbered raw lines."""
-        self._payloads = payloads
-        decode = decode_line_lazily if payloads else decode_line_without_payloads
-        self._lines = CaptureLines(lines, path, strict=strict, decode=decode)
+        self._keep = payloads != "omitted"
+        self._lines = CaptureLines(lines, path, strict=strict, decode=_DECODERS[payloads])
 
     @property
     def damaged(self) -> int:
@@ -183,17 +205,18 @@ class RecordStream:
         return self._lines.damaged
 
     def __iter__(self) -> Iterator[ModelCallRecord]:
-        payloads = self._payloads
+        keep = self._keep
         with _codec.bulk_decoding():
             for index, line in self._lines:
-                yield build_model_call_record(line, index, payloads=payloads)
+                yield build_model_call_record(line, index, payloads=keep)
 
 
 def iter_model_call_records(
-    store: CaptureStore, rollout_id: str, *, strict: bool = False
+    store: CaptureStore, rollout_id: str, *, strict: bool = False, payloads: Payloads = "lazy"
 ) -> RecordStream:
     """The records of a rollout one at a time, in append order; see `RecordStream`."""
-    return RecordStream(store.lines(rollout_id), store.path(rollout_id), strict=strict)
+    path = store.path(rollout_id)
+    return RecordStream(store.lines(rollout_id), path, strict=strict, payloads=payloads)
 
 
 def iter_file_records(
@@ -201,7 +224,7 @@ def iter_file_records(
     *,
     strict: bool = False,
     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
-    payloads: bool = True,
+    payloads: Payloads = "lazy",
 ) -> RecordStream:
     """The records of the capture file at `path` (any name) one at a time; see `RecordStream`.
 
@@ -213,9 +236,9 @@ def iter_file_records(
 
 
 def _read(
-    store: CaptureStore, rollout_id: str, *, strict: bool
+    store: CaptureStore, rollout_id: str, *, strict: bool, payloads: Payloads
 ) -> tuple[list[ModelCallRecord], int]:
-    stream = iter_model_call_records(store, rollout_id, strict=strict)
+    stream = iter_model_call_records(store, rollout_id, strict=strict, payloads=payloads)
     records = list(stream)
     return records, stream.damaged
 
@@ -298,26 +321,30 @@ def _record(
     )
 
 
-def read_model_call_records(store: CaptureStore, rollout_id: str) -> list[ModelCallRecord]:
+def read_model_call_records(
+    store: CaptureStore, rollout_id: str, *, payloads: Payloads = "lazy"
+) -> list[ModelCallRecord]:
     """Every record of a rollout, in append order.
 
     Raises `DamagedLineError` (a `ValueError`) naming the file and line when a line is
     damaged; use `read_available_model_call_records` to skip and count such lines.
-    A rollout without a capture file has no records. Payloads are decoded when first read.
+    A rollout without a capture file has no records. Payloads are decoded when first read
+    (`payloads="decoded"`: while reading; `"omitted"`: not kept, see `Payloads`).
     """
-    return _read(store, rollout_id, strict=True)[0]
+    return _read(store, rollout_id, strict=True, payloads=payloads)[0]
 
 
 def read_available_model_call_records(
-    store: CaptureStore, rollout_id: str
+    store: CaptureStore, rollout_id: str, *, payloads: Payloads = "lazy"
 ) -> tuple[list[ModelCallRecord], int]:
     """The records of every readable line, and the number of damaged lines skipped.
 
     A damaged line keeps its position: the records after it keep their `call_index`.
     The lines are judged as `CaptureStore.read_available` judges them; payloads are
-    decoded when first read.
+    decoded when first read (`payloads="decoded"`: while reading; `"omitted"`: not kept,
+    see `Payloads`).
     """
-    return _read(store, rollout_id, strict=False)
+    return _read(store, rollout_id, strict=False, payloads=payloads)
 
 
 def _sum(values: Iterable[_N | None]) -> _N | None:
