@@ -13,6 +13,7 @@ import ctypes
 import functools
 import gc
 import os
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, cast
@@ -97,20 +98,22 @@ def raw_text(data: bytes | bytearray | memoryview) -> str:
     return bytes(data).decode("utf-8", errors="backslashreplace")
 
 
-# glibc `mallopt` parameter: the free memory kept at the top of the heap when it shrinks.
+# glibc `mallopt` parameters: free memory kept on top of the heap; the size from which a
+# block gets its own mapping.
 _M_TOP_PAD = -2
 _M_MMAP_THRESHOLD = -3
-_GLIBC_MMAP_THRESHOLD = 128 * 1024
 _KEPT_MMAP_THRESHOLD = 4 << 20
 _GLIBC_TOP_PAD = 128 * 1024  # its default
 _KEPT_TOP_PAD = 16 << 20
-_kept_depth = 0
+_kept_depth = 0  # blocks running (in any thread)
+_kept_lock = threading.Lock()
 
 
 @functools.cache
 def _mallopt() -> Callable[[int, int], int] | None:
-    if "MALLOC_TOP_PAD_" in os.environ or "top_pad" in os.environ.get("GLIBC_TUNABLES", ""):
-        return None  # the user chose: leave it
+    tuned = ("MALLOC_TOP_PAD_", "MALLOC_MMAP_THRESHOLD_", "GLIBC_TUNABLES")
+    if any(name in os.environ for name in tuned):
+        return None  # the user tuned the allocator: leave it
     try:
         return cast("Callable[[int, int], int]", ctypes.CDLL(None).mallopt)
     except (AttributeError, OSError):  # not glibc
@@ -119,29 +122,35 @@ def _mallopt() -> Callable[[int, int], int] | None:
 
 @contextmanager
 def kept_heap() -> Iterator[None]:
-    """While the block runs, keep 16 MiB of freed C heap instead of giving it back at once.
+    """While the block runs, keep freed C heap for the next line instead of giving it back.
 
     Reading capture files makes a new buffer of tens of kilobytes per line, freed before
-    the next: glibc gave the top of its heap back to the system after nearly every line
-    and then faulted the same pages in again (docs/performance.md, "Scale": most of the
-    time of an export without payloads went there). With glibc's `M_TOP_PAD` at 16 MiB
-    (its default is 128 KiB) the pages stay mapped; what the process uses is unchanged.
-    Blocks nest (the default comes back when the outermost ends); elsewhere than glibc,
-    or when the user set the pad (`MALLOC_TOP_PAD_`, `GLIBC_TUNABLES`), a no-op.
+    the next: glibc gave the top of its heap back to the system after nearly every line,
+    and served each 1 MiB read chunk with a fresh `mmap`, then faulted the same pages in
+    again (docs/performance.md, "Scale": about 40% of the time of an export without
+    payloads). In the block glibc keeps 16 MiB of free heap on top (`M_TOP_PAD`, default
+    128 KiB) and serves blocks up to 4 MiB from the heap (`M_MMAP_THRESHOLD`, default
+    128 KiB); a longer line still gets its own mapping, given back when freed. Blocks
+    nest, in any thread; the pad comes back to its default when the last ends. The 4 MiB
+    threshold stays: glibc raises its threshold by itself (up to 32 MiB) as big blocks are
+    freed, but stops once a parameter was set, and 4 MiB is nearer where it would be than
+    its 128 KiB start. Elsewhere than glibc, or when the user tuned the allocator
+    (`MALLOC_*_` variables, `GLIBC_TUNABLES`), a no-op.
     """
     global _kept_depth
     mallopt = _mallopt()
-    if mallopt is not None and _kept_depth == 0:
-        mallopt(_M_TOP_PAD, _KEPT_TOP_PAD)
-        mallopt(_M_MMAP_THRESHOLD, _KEPT_MMAP_THRESHOLD)
-    _kept_depth += 1
+    with _kept_lock:
+        if mallopt is not None and _kept_depth == 0:
+            mallopt(_M_TOP_PAD, _KEPT_TOP_PAD)
+            mallopt(_M_MMAP_THRESHOLD, _KEPT_MMAP_THRESHOLD)
+        _kept_depth += 1
     try:
         yield
     finally:
-        _kept_depth -= 1
-        if mallopt is not None and _kept_depth == 0:
-            mallopt(_M_TOP_PAD, _GLIBC_TOP_PAD)
-            mallopt(_M_MMAP_THRESHOLD, _GLIBC_MMAP_THRESHOLD)
+        with _kept_lock:
+            _kept_depth -= 1
+            if mallopt is not None and _kept_depth == 0:
+                mallopt(_M_TOP_PAD, _GLIBC_TOP_PAD)
 
 
 @contextmanager
