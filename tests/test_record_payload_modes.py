@@ -22,6 +22,7 @@ import pytest
 from benchmarks.export_scale import generate_captures
 from model_call_capture.arrow import PAYLOAD_COLUMNS, iter_record_batches
 from model_call_capture.cli import main
+from model_call_capture.cli.export._single import file_groups
 from model_call_capture.contracts import ModelCallRecord
 from model_call_capture.errors import DamagedLineError, LineTooLongError, UnsupportedFormatError
 from model_call_capture.reader import decode_capture_line
@@ -290,9 +291,10 @@ def test_batches_without_payloads_equal_the_batches_with_them_less_the_payloads(
 def test_an_export_of_many_files_per_table_is_the_same_bytes_whatever_the_jobs(
     tmp_path: Path,
 ) -> None:
-    # 200 files: several files per worker table without payloads (`_single.file_groups`).
+    # 520 files: two files per worker table without payloads (`_single.file_groups`).
     captures = tmp_path / "captures"
-    generate_captures(captures, rollouts=200, calls=2, payload_bytes=700)
+    generate_captures(captures, rollouts=520, calls=2, payload_bytes=700)
+    assert [len(g) for g in file_groups(sorted(captures.iterdir()), False)] == [2] * 260
     outs = [tmp_path / f"jobs{n}.parquet" for n in (1, 3)]
     for jobs, out in zip((1, 3), outs, strict=True):
         with pytest.raises(SystemExit) as exited:
@@ -300,6 +302,6 @@ def test_an_export_of_many_files_per_table_is_the_same_bytes_whatever_the_jobs(
         assert exited.value.code in (0, None)
     assert outs[0].read_bytes() == outs[1].read_bytes()
     table = pq.read_table(outs[0])
-    assert table.num_rows == 400
+    assert table.num_rows == 1040
     assert table.column("rollout_id").to_pylist()[:3] == ["r000000", "r000000", "r000001"]
     assert table.column("tokens_in").to_pylist()[:3] == [100, 101, 100]

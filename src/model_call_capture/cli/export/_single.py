@@ -44,7 +44,7 @@ _COMPACT_EVERY = 64
 
 # Files per table without payloads, and the fewest groups a directory is cut into.
 _GROUP_FILES = 32
-_MIN_GROUPS = 64
+_MIN_GROUPS = 256
 
 _UNSET_PAYLOADS = dict.fromkeys(PAYLOAD_COLUMNS, msgspec.UNSET)
 
