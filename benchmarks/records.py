@@ -26,7 +26,7 @@ import msgspec
 from model_call_capture import _codec
 from model_call_capture.contracts import CAPTURE_LINE_FORMAT
 from model_call_capture.dialects import DIALECTS, Derived
-from model_call_capture.records import Payloads, read_available_model_call_records
+from model_call_capture.records import read_available_model_call_records
 from model_call_capture.store import CaptureStore
 
 from ._common import Row, interleaved, not_ready
@@ -186,8 +186,8 @@ def _pydantic_baseline(path: Path) -> Any:
     return read
 
 
-def _read_every_payload(store: CaptureStore, payloads: Payloads = "lazy") -> list[Any]:
-    records, _ = read_available_model_call_records(store, ROLLOUT, payloads=payloads)
+def _read_every_payload(store: CaptureStore) -> list[Any]:
+    records, _ = read_available_model_call_records(store, ROLLOUT)
     for record in records:
         record.request, record.response  # noqa: B018 - the first read decodes the payload
     return records
@@ -215,17 +215,6 @@ def run(quick: bool) -> list[Row]:
         # read, the cyclic GC paused around the whole read on both sides (ours pauses it
         # inside its read anyway, so pausing it for both is the equal footing).
         t_all, t_base = interleaved(lambda: _read_every_payload(store), baseline, rounds=3)
-        # The same, with the payloads decoded while reading (`payloads="decoded"`), as an
-        # importer who reads every payload would ask for: against the baseline, and
-        # against row 2's own read, each side by side.
-        t_decoded, t_base_decoded = interleaved(
-            lambda: _read_every_payload(store, "decoded"), baseline, rounds=3
-        )
-        t_decoded_2, t_lazy_all = interleaved(
-            lambda: _read_every_payload(store, "decoded"),
-            lambda: _read_every_payload(store),
-            rounds=3,
-        )
         # The lazy read (payloads left as JSON text, never read), GC paused on both sides.
         t_lazy, t_base_lazy = interleaved(
             lambda: read_available_model_call_records(store, ROLLOUT), baseline, rounds=3
@@ -262,16 +251,6 @@ def run(quick: bool) -> list[Row]:
             f">= {TARGET:g}x",
             ratio >= TARGET,
             f"file {size / 1e6:.0f} MB; same dialect derive() on both sides; cyclic GC paused during the whole read on both sides; what an importer of training data pays",
-        ),
-        Row(
-            "2d",
-            'same as 2, read with `payloads="decoded"` (decoded while reading)',
-            f"{n / t_decoded:,.0f} records/s",
-            f"{n / t_base_decoded:,.0f} records/s",
-            f"{t_base_decoded / t_decoded:.1f}x",
-            "(info)",
-            None,
-            f"every payload decoded once, with its line; {t_lazy_all / t_decoded_2:.2f}x the speed of row 2's read (timed side by side)",
         ),
         Row(
             "2'",

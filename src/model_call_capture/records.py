@@ -159,16 +159,12 @@ def _is_utf8(raw: bytes) -> bool:
     return True
 
 
-Payloads = Literal["lazy", "decoded", "omitted"]
+Payloads = Literal["lazy", "omitted"]
 """How records read from a file hold `request`, `response`, `request_raw` and `response_raw`.
 
 - `lazy` (the default): `request` and `response` stay the line's JSON text until first
-  read, then are decoded once (`contracts.ModelCallRecord`). Cheapest when payloads are
-  read seldom; lines are judged with the one exception in docs/compatibility.md.
-- `decoded`: each line is decoded whole while it is read, payload dicts included, so no
-  payload text is decoded twice: faster when every payload is read (docs/performance.md,
-  row 2), at the memory of the dicts (several times their text). Lines are judged exactly
-  as `CaptureStore.read_available` judges them.
+  read, then are decoded once (`contracts.ModelCallRecord`); lines are judged with the
+  one exception in docs/compatibility.md.
 - `omitted`: the four payload fields are left unset (as in an attachment without
   payloads) and the payloads skipped while each line is decoded in one pass
   (`decode_line_without_payloads`); records and verdicts are those of `lazy` otherwise.
@@ -176,7 +172,6 @@ Payloads = Literal["lazy", "decoded", "omitted"]
 
 _DECODERS: dict[str, LineDecoder] = {
     "lazy": decode_line_lazily,
-    "decoded": decode_capture_line,
     "omitted": decode_line_without_payloads,
 }
 
@@ -329,7 +324,7 @@ def read_model_call_records(
     Raises `DamagedLineError` (a `ValueError`) naming the file and line when a line is
     damaged; use `read_available_model_call_records` to skip and count such lines.
     A rollout without a capture file has no records. Payloads are decoded when first read
-    (`payloads="decoded"`: while reading; `"omitted"`: not kept, see `Payloads`).
+    (`payloads="omitted"`: not kept, see `Payloads`).
     """
     return _read(store, rollout_id, strict=True, payloads=payloads)[0]
 
@@ -341,8 +336,7 @@ def read_available_model_call_records(
 
     A damaged line keeps its position: the records after it keep their `call_index`.
     The lines are judged as `CaptureStore.read_available` judges them; payloads are
-    decoded when first read (`payloads="decoded"`: while reading; `"omitted"`: not kept,
-    see `Payloads`).
+    decoded when first read (`payloads="omitted"`: not kept, see `Payloads`).
     """
     return _read(store, rollout_id, strict=False, payloads=payloads)
 
