@@ -205,13 +205,18 @@ class CaptureStore:
         """
         yield from self.lines(rollout_id)
 
-    def lines(self, rollout_id: str) -> RawLines:
+    def lines(self, rollout_id: str, *, start: int = 0) -> RawLines:
         """The rollout's numbered raw lines, as `iter_lines` yields them.
+
+        From byte `start` (a previous read's `RawLines.size`): only the lines appended
+        since, numbered from 0 again.
 
         A `reader.RawLines`: `count` and `unterminated` are set once it is iterated; a line
         over `max_line_bytes` is yielded as a `reader.OversizedLine`.
         """
-        return read_file_lines(self.path(rollout_id), max_line_bytes=self.max_line_bytes)
+        return read_file_lines(
+            self.path(rollout_id), max_line_bytes=self.max_line_bytes, start=start
+        )
 
     def read_available(self, rollout_id: str) -> tuple[list[tuple[int, CaptureLine]], int]:
         """Valid lines with their index, and the number of damaged lines.
