@@ -253,14 +253,18 @@ class RolloutIndex:
                 # A file that could not be read to its end is read again whole next time.
                 entry.read_key = key if summary.note is None else None
 
+    def run_once(self) -> None:
+        """List the directory, then summarize every rollout whose file changed."""
+        self.refresh(force=True)
+        for rollout_id in self.stale():
+            if self._stop.is_set():
+                return
+            self.summarize(rollout_id)
+
     def run(self, *, idle_s: float = 1.0) -> None:
-        """Keep the index current until `stop()`: list, then summarize what changed."""
+        """Keep the index current until `stop()`: `run_once`, then wait `idle_s`."""
         while not self._stop.is_set():
-            self.refresh()
-            for rollout_id in self.stale():
-                if self._stop.is_set():
-                    return
-                self.summarize(rollout_id)
+            self.run_once()
             self._stop.wait(idle_s)
 
     def stop(self) -> None:

@@ -84,6 +84,8 @@ def _item(item: object) -> tuple[str, list[Part]]:
         return "tool", [Part("tool_result", text, call_id=text_of(item.get("call_id")) or None)]
     if kind == "reasoning":
         return "assistant", _reasoning(item)
+    if isinstance(kind, str) and kind.startswith("input_"):  # a bare content part, as input
+        return "user", _content_parts([item])
     if kind in (None, "message"):
         return text_of(item.get("role")) or "user", _content_parts(item.get("content"))
     # A built-in tool call (web search, file search, computer use, ...): shown as it is.
