@@ -138,3 +138,25 @@ def test_new_calls_and_rollouts_appear(client: TestClient, hostile: Path) -> Non
         ("new", 1),
         ("plain", 2),
     ]
+
+
+def test_a_huge_turn_is_cut_and_a_huge_line_is_damaged(tmp_path: Path) -> None:
+    from model_call_capture.store import CaptureStore
+
+    store = CaptureStore(tmp_path)
+    store.append("big", chat_line(user="u" * 3_000_000))
+    store.append("big", chat_line(user="v" * 9_000_000))
+    app = create_app(tmp_path, max_line_bytes=5_000_000)
+    with TestClient(app, base_url="http://127.0.0.1") as client:
+        reply = client.get("/api/rollouts/big")
+        assert reply.status_code == 200 and len(reply.content) < 100_000
+        call, damaged = reply.json()["conversation"]["items"]
+        part = call["input"][0]["parts"][0]
+        assert (len(part["text"]), part["cut"]) == (20_000, 2_980_000)
+        assert damaged == {
+            "kind": "damaged",
+            "line": 1,
+            "reason": "longer than the longest line this reader keeps",
+        }
+        raw = client.get("/api/rollouts/big/calls/0").json()["request"]
+        assert len(raw["text"]) == 1_000_000 and raw["cut"] > 2_000_000

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -158,3 +160,26 @@ def test_captured_names_are_capped(tmp_path: Path) -> None:
     summary = _index(tmp_path).summary("r")
     assert summary is not None and len(summary.models) == 8
     assert {len(m) for m in summary.models} == {120} and summary.models[0].endswith("…")
+
+
+def test_a_page_asked_for_during_a_listing_waits_for_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = CaptureStore(tmp_path)
+    for i in range(3):
+        store.append(f"r{i}", chat_line())
+    index = RolloutIndex(store, refresh_interval_s=60)
+    listing = index._list
+    started = threading.Event()
+
+    def slow_list() -> Any:  # a large directory: the listing takes a while
+        started.set()
+        time.sleep(0.3)
+        return listing()
+
+    monkeypatch.setattr(index, "_list", slow_list)
+    background = threading.Thread(target=index.refresh, kwargs={"force": True})
+    background.start()
+    started.wait()
+    assert [r.rollout_id for r in index.page(Query()).rollouts] == ["r0", "r1", "r2"]
+    background.join()

@@ -7,7 +7,7 @@ import webbrowser
 
 import click
 
-from ._common import capture_root, listen
+from ._common import capture_root, listen, max_line_bytes_option
 
 __all__ = ["view"]
 
@@ -32,7 +32,8 @@ _LOCAL = ("127.0.0.1", "localhost", "::1")
     show_default=True,
     help="Open the viewer in the default browser.",
 )
-def view(directory: str, host: str, port: int, open_browser: bool) -> None:
+@max_line_bytes_option()
+def view(directory: str, host: str, port: int, open_browser: bool, max_line_bytes: int) -> None:
     """A local web app to read the rollouts of DIR: a table, and each rollout as a conversation.
 
     Read only: nothing under DIR is written. The pages follow the files, so a run that is
@@ -56,7 +57,7 @@ def view(directory: str, host: str, port: int, open_browser: bool) -> None:
     hosts = [*_LOCAL, "[::1]"] if host in _LOCAL else [host, shown_host, *_LOCAL, "[::1]"]
     if host in ("0.0.0.0", "::"):
         hosts = ["*"]  # any name this machine answers to; the user asked for every interface
-    app = create_app(root, allowed_hosts=hosts)
+    app = create_app(root, allowed_hosts=hosts, max_line_bytes=max_line_bytes)
     click.echo(f"Serving {url}", nl=True)
     click.echo(f"mcc view: reading {root} (read only); Ctrl-C stops", err=True)
     if open_browser:

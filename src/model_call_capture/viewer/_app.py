@@ -30,6 +30,7 @@ from .. import _codec
 from ..contracts import ModelCallRecord
 from ..correlation import validate_rollout_id
 from ..errors import CaptureError, InvalidRolloutIdError
+from ..reader import DEFAULT_MAX_LINE_BYTES
 from ..store import CaptureStore
 from ._conversation import Limits, build_conversation
 from ._entries import Entries
@@ -226,14 +227,15 @@ def create_app(
     *,
     limits: Limits | None = None,
     allowed_hosts: list[str] | None = None,
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
 ) -> Starlette:
     """The viewer over the capture directory `root` (read only).
 
     `allowed_hosts` are the `Host` header values served (default: 127.0.0.1, localhost,
     ::1); a background thread keeps the rollouts index (`app.state.index`) current while
-    the app runs.
+    the app runs. A line longer than `max_line_bytes` is shown as damaged, never held.
     """
-    viewer = _Viewer(CaptureStore(root), limits or Limits())
+    viewer = _Viewer(CaptureStore(root, max_line_bytes=max_line_bytes), limits or Limits())
     app = Starlette(
         routes=[
             Route("/", viewer.page("index.html"), methods=["GET"]),

@@ -13,7 +13,6 @@ while reading: bounded by the number of rollouts, never by their size.
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 from collections.abc import Iterable, Iterator, Sequence
@@ -23,7 +22,7 @@ import msgspec
 
 from ..contracts import ModelCallRecord
 from ..errors import CaptureError
-from ..store import CAPTURE_SUFFIX, INCOMPLETE_SUFFIX, CaptureStore
+from ..store import CaptureStore
 from ._entries import DamagedLine, Entries
 
 __all__ = ["SORT_KEYS", "Page", "Query", "RolloutIndex", "RolloutSummary"]
@@ -161,46 +160,37 @@ class RolloutIndex:
         """Listings closer together than this are skipped (a page load lists at most once)."""
         self._files: dict[str, _File] = {}
         self._lock = threading.Lock()
+        self._listing = threading.Lock()
         self._listed_at = -float("inf")
         self._stop = threading.Event()
+        self._list = store.listing
 
     # -- listing -----------------------------------------------------------------------
 
     def refresh(self, *, force: bool = False) -> None:
-        """List the directory: new, changed and removed capture files (no file is read)."""
-        now = time.monotonic()
-        if not force and now - self._listed_at < self.refresh_interval_s:
-            return
-        self._listed_at = now
-        seen = self._list()
-        with self._lock:
-            for gone in self._files.keys() - seen.keys():
-                del self._files[gone]
-            for rollout_id, (key, incomplete) in seen.items():
-                entry = self._files.get(rollout_id)
-                if entry is None:
-                    entry = self._files[rollout_id] = _File(RolloutSummary(rollout_id=rollout_id))
-                entry.key = key
-                summary = entry.summary
-                if summary.incomplete != incomplete:
-                    summary.incomplete = incomplete
-                    summary.gaps = summary.damaged + incomplete
+        """List the directory: new, changed and removed capture files (no file is read).
 
-    def _list(self) -> dict[str, tuple[tuple[int, int, int] | None, bool]]:
-        """Rollout id -> (inode, size, mtime) of its capture file, and its incomplete marker."""
-        seen: dict[str, tuple[tuple[int, int, int] | None, bool]] = {}
-        incomplete = set()
-        for rollout_id in self.store.rollout_ids():
-            try:
-                st = os.stat(self.store.path(rollout_id), follow_symlinks=False)
-                seen[rollout_id] = ((st.st_ino, st.st_size, st.st_mtime_ns), False)
-            except (OSError, CaptureError):
-                seen[rollout_id] = (None, False)  # only a marker, or gone meanwhile
-        for name in _marker_names(self.store.root):
-            incomplete.add(name)
-        for rollout_id in incomplete & seen.keys():
-            seen[rollout_id] = (seen[rollout_id][0], True)
-        return seen
+        One listing at a time: a caller that finds one under way waits for it and uses it
+        (a page asked for while the background thread lists must not see a half-built index).
+        """
+        with self._listing:
+            if not force and time.monotonic() - self._listed_at < self.refresh_interval_s:
+                return
+            seen = self._list()
+            with self._lock:
+                for gone in self._files.keys() - seen.keys():
+                    del self._files[gone]
+                for rollout_id, (key, incomplete) in seen.items():
+                    entry = self._files.get(rollout_id)
+                    if entry is None:
+                        entry = _File(RolloutSummary(rollout_id=rollout_id))
+                        self._files[rollout_id] = entry
+                    entry.key = key
+                    summary = entry.summary
+                    if summary.incomplete != incomplete:
+                        summary.incomplete = incomplete
+                        summary.gaps = summary.damaged + incomplete
+            self._listed_at = time.monotonic()
 
     # -- reading -----------------------------------------------------------------------
 
@@ -332,18 +322,6 @@ def _guarded(entries: Entries, summary: RolloutSummary) -> Iterator[ModelCallRec
         yield from entries
     except (OSError, CaptureError) as exc:
         summary.note = _name(" ".join(str(exc).split()))
-
-
-def _marker_names(root: os.PathLike[str]) -> list[str]:
-    try:
-        with os.scandir(root) as entries:
-            return [
-                e.name[: -len(INCOMPLETE_SUFFIX)]
-                for e in entries
-                if e.name.endswith(INCOMPLETE_SUFFIX) and not e.name.endswith(CAPTURE_SUFFIX)
-            ]
-    except OSError:
-        return []
 
 
 def _sorted(rows: list[RolloutSummary], key: str, descending: bool) -> list[RolloutSummary]:

@@ -37,12 +37,17 @@ const mcc = (() => {
     return n.toLocaleString("en-US", { maximumFractionDigits: 1 }) + " ms";
   }
 
+  // Month-day and time: the year is in the title of the page's cells (`fullTime`).
   function time(t) {
     if (t === null || t === undefined) return "–";
     const d = new Date(t * 1000);
     const pad = (x) => String(x).padStart(2, "0");
-    return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ` +
+    return `${pad(d.getMonth() + 1)}-${pad(d.getDate())} ` +
       `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
+  }
+
+  function fullTime(t) {
+    return t === null || t === undefined ? null : new Date(t * 1000).toISOString();
   }
 
   async function json(url) {
@@ -63,5 +68,5 @@ const mcc = (() => {
     badge.textContent = ok ? "live" : "offline";
   }
 
-  return { safe, el, int, ms, time, json, rolloutHref, live };
+  return { safe, el, int, ms, time, fullTime, json, rolloutHref, live };
 })();

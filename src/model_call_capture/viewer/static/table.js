@@ -3,7 +3,7 @@
 "use strict";
 
 (() => {
-  const { el, int, ms, time, json, rolloutHref, live } = mcc;
+  const { el, int, ms, time, fullTime, json, rolloutHref, live } = mcc;
   const params = new URLSearchParams(location.search);
   const state = {
     q: params.get("q") || "",
@@ -51,8 +51,8 @@
       cell(ms(r.latency_ms), "num"),
       cell(r.models.join(", "), "names"),
       cell(r.dialects.join(", "), "names"),
-      cell(time(r.first_call), "when"),
-      cell(time(r.last_call), "when"),
+      cell(time(r.first_call), "when", fullTime(r.first_call)),
+      cell(time(r.last_call), "when", fullTime(r.last_call)),
     ]);
     return tr;
   }
