@@ -322,6 +322,11 @@ def test_show_payloads_prints_request_and_response(demo: tuple[Path, Any], mcc: 
     assert '"get_weather"' in out
 
 
+def test_view_of_a_missing_directory_is_one_line(tmp_path: Path, mcc: Run) -> None:
+    missing = tmp_path / "nope"
+    assert mcc("view", str(missing)) == (1, "", f"mcc: error: {missing}: no such directory\n")
+
+
 def test_show_an_unknown_rollout_is_one_line(demo: tuple[Path, Any], mcc: Run) -> None:
     demo_dir, _ = demo
     code, out, err = mcc("show", str(demo_dir), "7-0")
@@ -452,7 +457,7 @@ def test_schema_lists_the_schemas(mcc: Run) -> None:
 
 # -- every command -------------------------------------------------------------------
 
-COMMANDS = ["demo", "serve", "validate", "show", "stats", "export", "schema"]
+COMMANDS = ["demo", "serve", "validate", "show", "stats", "export", "schema", "view"]
 
 
 @pytest.mark.parametrize("command", COMMANDS)
