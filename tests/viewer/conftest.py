@@ -37,6 +37,7 @@ def chat_line(
     error_category: str | None = None,
     response_raw: str | None = None,
     tokens: tuple[int, int] = (10, 5),
+    gaps: list[dict[str, str]] | None = None,
 ) -> bytes:
     """One chat capture line: a user turn (plus a tool result when given) and the answer."""
     messages: list[dict[str, Any]] = [{"role": "user", "content": user}]
@@ -79,6 +80,7 @@ def chat_line(
                 "usage": {"prompt_tokens": tokens[0], "completion_tokens": tokens[1]},
             },
             "response_raw": response_raw,
+            **({"gaps": gaps} if gaps else {}),
         }
     ).encode()
 
@@ -96,6 +98,7 @@ def write_hostile_dir(root: Path) -> Path:
             model=HOSTILE_MODEL,
             tool=(HOSTILE_TOOL, HOSTILE_ARGS),
             response_raw=f"data: {SCRIPT}\n\n",
+            gaps=[{"code": "raw_text_cut", "detail": IMG}],
         ),
     )
     with open(store.path("evil"), "ab") as f:

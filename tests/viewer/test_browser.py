@@ -185,6 +185,7 @@ def test_hostile_captures_render_as_text_and_run_nothing(tmp_path: Path, watch: 
             assert hostile in text, hostile
         assert "\\x1b]52;c;cm0gLXJmIH4=\\x07" in text and "\x1b" not in text  # escaped, shown
         assert "Invalid enum value '<script>window.__pwned = 1</script>'" in text  # damaged line
+        assert f"gap: raw_text_cut — {IMG}" in text  # the gap the line records, where it is
         page.hover("#call-0 .tool-head b")  # would fire an onmouseover, were there one
         page.click("#call-0 .tab:text('raw')")
         page.wait_for_selector("#call-0 .raw-part pre")

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+
+import msgspec
 
 from model_call_capture.store import CaptureStore
 from model_call_capture.viewer import CallView, Entries, Limits, build_conversation
@@ -99,6 +102,23 @@ def test_damaged_lines_stay_where_they_are(tmp_path: Path) -> None:
     assert isinstance(second, CallView)
     assert second.input_note == "this request parts from the history above after 0 turns"
     assert second.input[0].parts[0].text == "two"
+
+
+def test_the_gaps_a_line_records_are_on_its_call(tmp_path: Path) -> None:
+    store = CaptureStore(tmp_path)
+    line = json.loads(chat_line())
+    line["gaps"] = [{"code": "raw_text_cut", "detail": "kept 64 MiB"}, {"code": "redacted_raw"}]
+    line["stream"] = True
+    store.append("r", json.dumps(line).encode())
+    store.append("r", chat_line())
+    conversation = build_conversation("r", Entries(store, "r"))
+    first, second = conversation.items
+    assert isinstance(first, CallView) and isinstance(second, CallView)
+    assert [(g.code, g.detail) for g in first.gaps] == [
+        ("raw_text_cut", "kept 64 MiB"),
+        ("redacted_raw", msgspec.UNSET),
+    ]
+    assert (first.stream, second.gaps, second.stream) == (True, [], None)
 
 
 def test_a_huge_rollout_is_cut_with_notes(tmp_path: Path) -> None:

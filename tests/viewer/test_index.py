@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import threading
 import time
@@ -38,6 +39,21 @@ def test_a_summary_sums_the_readable_calls(tmp_path: Path) -> None:
     assert summary.error_categories == ["rate_limit"]
     assert (summary.first_call, summary.last_call) == (50.0, 100.5)
     assert summary.incomplete and summary.indexed
+
+
+def test_gaps_count_damaged_lines_line_gaps_and_the_marker(tmp_path: Path) -> None:
+    store = CaptureStore(tmp_path)
+    line = json.loads(chat_line())
+    line["gaps"] = [{"code": "raw_text_cut"}, {"code": "memory_budget"}]
+    store.append("r", json.dumps(line).encode())
+    with open(store.path("r"), "ab") as f:
+        f.write(b"{\n")
+    summary = _index(tmp_path).summary("r")
+    assert summary is not None
+    assert (summary.damaged, summary.capture_gaps, summary.gaps) == (1, 2, 3)
+    store.mark_incomplete("r")
+    summary = _index(tmp_path).summary("r")
+    assert summary is not None and summary.gaps == 4
 
 
 def test_a_grown_file_is_read_from_where_the_last_read_stopped(
@@ -91,14 +107,11 @@ def test_entries_put_damaged_lines_where_they_are(tmp_path: Path) -> None:
     with open(store.path("r"), "ab") as f:
         f.write(b'{"status_code": "200"}\n')
     items = list(Entries(store, "r"))
-    kinds = [(type(i).__name__, getattr(i, "line", getattr(i, "call_index", None))) for i in items]
-    assert kinds == [
-        ("ModelCallRecord", 0),
-        ("DamagedLine", 1),
-        ("DamagedLine", 2),
-        ("ModelCallRecord", 3),
-        ("DamagedLine", 4),
+    kinds = [
+        ("damaged", i.line) if isinstance(i, DamagedLine) else ("call", i.record.call_index)
+        for i in items
     ]
+    assert kinds == [("call", 0), ("damaged", 1), ("damaged", 2), ("call", 3), ("damaged", 4)]
     reasons = [i.reason for i in items if isinstance(i, DamagedLine)]
     assert reasons[0].startswith("Expected `object`, got `array`")
     assert "`$.status_code`" in reasons[2]

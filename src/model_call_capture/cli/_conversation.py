@@ -106,6 +106,10 @@ def _call(call: CallView) -> list[RenderableType]:
     if call.input_note:
         out.append(Text(call.input_note, style="dim italic"))
     body: list[RenderableType] = [_figures(call)]
+    for gap in call.gaps:
+        line = Text("gap: ", style="yellow")
+        line.append_text(literal(gap.code + (f": {gap.detail}" if gap.detail else "")))
+        body.append(line)
     for turn in call.output:
         body += [r for part in turn.parts for r in _part(part)]
     if not call.output:

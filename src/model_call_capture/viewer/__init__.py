@@ -22,11 +22,12 @@ from ._conversation import (
     build_conversation,
     pretty_json,
 )
-from ._entries import DamagedLine, Entries
+from ._entries import Call, DamagedLine, Entries
 from ._index import Page, Query, RolloutIndex, RolloutSummary
 
 __all__ = [
     "CSP",
+    "Call",
     "CallView",
     "Conversation",
     "DamagedLine",

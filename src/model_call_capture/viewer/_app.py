@@ -27,13 +27,12 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .. import _codec
-from ..contracts import ModelCallRecord
 from ..correlation import validate_rollout_id
 from ..errors import CaptureError, InvalidRolloutIdError
 from ..reader import DEFAULT_MAX_LINE_BYTES
 from ..store import CaptureStore
 from ._conversation import Limits, build_conversation
-from ._entries import Entries
+from ._entries import Call, Entries
 from ._index import SORT_KEYS, Query, RolloutIndex, RolloutSummary
 
 __all__ = ["CSP", "create_app"]
@@ -197,14 +196,15 @@ class _Viewer:
         wanted = request.path_params["index"]
         try:
             for entry in Entries(self.store, summary.rollout_id):
-                if isinstance(entry, ModelCallRecord) and entry.call_index == wanted:
+                if isinstance(entry, Call) and entry.record.call_index == wanted:
+                    record = entry.record
                     return _Json(
                         {
                             "index": wanted,
-                            "request": _capped(entry.request),
-                            "response": _capped(entry.response),
-                            "request_raw": _capped(entry.request_raw),
-                            "response_raw": _capped(entry.response_raw),
+                            "request": _capped(record.request),
+                            "response": _capped(record.response),
+                            "request_raw": _capped(record.request_raw),
+                            "response_raw": _capped(record.response_raw),
                         }
                     )
         except (OSError, CaptureError) as exc:

@@ -21,10 +21,10 @@ from dataclasses import dataclass
 import msgspec
 
 from .. import _codec
-from ..contracts import ModelCallRecord
+from ..contracts import ModelCallRecord, ObservationGap
 from ..dialects import DIALECTS
 from ..dialects.base import Part, Turn
-from ._entries import DamagedLine
+from ._entries import Call, DamagedLine
 
 __all__ = [
     "CallView",
@@ -95,6 +95,10 @@ class CallView(msgspec.Struct, kw_only=True, tag="call", tag_field="kind"):
     latency_ms: float | None
     ttft_ms: float | None
     capture_cut: bool
+    stream: bool | None
+    """The response was a stream (None: the line does not say)."""
+    gaps: list[ObservationGap]
+    """What the capture left out of this call's line or replaced, and why."""
     raw_stream: bool
     """The raw stream text (or raw body) was kept: the raw tab shows it."""
     input: list[TurnView]
@@ -202,7 +206,8 @@ class _Builder:
     def turns(self, turns: list[Turn]) -> list[TurnView]:
         return [TurnView(role=t.role, parts=[self.part(p) for p in t.parts]) for t in turns]
 
-    def call(self, record: ModelCallRecord) -> CallView:
+    def call(self, call: Call) -> CallView:
+        record = call.record
         request, response = _turns(record)
         keys = [_key(t) for t in request]
         shared = 0
@@ -236,6 +241,8 @@ class _Builder:
             latency_ms=record.latency_total_ms,
             ttft_ms=record.latency_ttft_ms,
             capture_cut=record.capture_cut,
+            stream=call.stream,
+            gaps=call.gaps,
             raw_stream=record.response_raw is not None or record.request_raw is not None,
             input=self.turns(new),
             input_note=note,
@@ -245,12 +252,12 @@ class _Builder:
 
 def build_conversation(
     rollout_id: str,
-    entries: Iterable[ModelCallRecord | DamagedLine],
+    entries: Iterable[Call | DamagedLine],
     *,
     incomplete: bool = False,
     limits: Limits | None = None,
 ) -> Conversation:
-    """The conversation of a rollout from its records and damaged lines, in file order."""
+    """The conversation of a rollout from its calls and damaged lines (`Entries`), in file order."""
     limits = limits or Limits()
     builder = _Builder(limits)
     items: list[CallView | DamagedLine] = []

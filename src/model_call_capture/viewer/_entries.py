@@ -1,24 +1,26 @@
 """The calls and damaged lines of one capture file, in file order, read through the one line reader.
 
 `Entries` is `records.RecordStream` plus what a viewer needs on top: where each damaged
-line is and why it is damaged (the stream only counts them), and reading on from where a
-previous read stopped, so a growing file is read once, not once per look.
+line is and why it is damaged (the stream only counts them), the gaps each line
+records, and reading on from where a previous read stopped, so a growing file is read
+once, not once per look.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import msgspec
 
 from .. import _codec
-from ..contracts import CaptureLine, ModelCallRecord
+from ..contracts import CaptureLine, ModelCallRecord, ObservationGap
 from ..reader import CaptureLines
 from ..records import build_model_call_record, decode_line_lazily
 from ..store import CaptureStore
 
-__all__ = ["DamagedLine", "Entries"]
+__all__ = ["Call", "DamagedLine", "Entries"]
 
 _REASON_MAX = 300  # characters of a decoder's message kept as a damaged line's reason
 
@@ -32,8 +34,19 @@ class DamagedLine(msgspec.Struct, kw_only=True, tag="damaged", tag_field="kind")
     """Why it could not be read."""
 
 
+@dataclass(frozen=True, slots=True)
+class Call:
+    """A readable line: its record, and what the line says of itself that a record does not keep."""
+
+    record: ModelCallRecord
+    gaps: list[ObservationGap]
+    """What the capture left out of this line or replaced, and why (the line's `gaps`)."""
+    stream: bool | None
+    """The response was a Server-Sent Events stream; None when the line does not say."""
+
+
 class Entries:
-    """Iterate for the file's records and `DamagedLine`s in file order.
+    """Iterate for the file's `Call`s and `DamagedLine`s in file order.
 
     From byte `start` (the `size` of an earlier read of the same file), numbering on from
     `first_index`; after the iteration, `size` is where the next read starts and `damaged`
@@ -72,14 +85,17 @@ class Entries:
         reason = self._reasons.pop(index, "longer than the longest line this reader keeps")
         return DamagedLine(line=self._first + index, reason=reason)
 
-    def __iter__(self) -> Iterator[ModelCallRecord | DamagedLine]:
+    def __iter__(self) -> Iterator[Call | DamagedLine]:
         expected = 0
         with _codec.bulk_decoding():
             for index, line in self._capture:
                 for missing in range(expected, index):
                     yield self._damaged(missing)
                 expected = index + 1
-                yield build_model_call_record(line, self._first + index)
+                record = build_model_call_record(line, self._first + index)
+                gaps = [] if line.gaps is msgspec.UNSET else line.gaps
+                stream = None if line.stream is msgspec.UNSET else line.stream
+                yield Call(record, gaps, stream)
         for _ in range(self._capture.damaged - self.damaged):
             yield self._damaged(expected)
             expected += 1

@@ -23,7 +23,7 @@ import msgspec
 from ..contracts import ModelCallRecord
 from ..errors import CaptureError
 from ..store import CaptureStore
-from ._entries import DamagedLine, Entries
+from ._entries import Call, DamagedLine, Entries
 
 __all__ = ["SORT_KEYS", "Page", "Query", "RolloutIndex", "RolloutSummary"]
 
@@ -61,8 +61,10 @@ class RolloutSummary(msgspec.Struct, kw_only=True):
     """Calls with an error category."""
     damaged: int = 0
     """Lines that could not be read."""
+    capture_gaps: int = 0
+    """Gaps the capture recorded in its lines (a payload cut, a body it could not decode)."""
     gaps: int = 0
-    """Damaged lines, plus one when the rollout is marked incomplete."""
+    """Damaged lines, gaps recorded in lines, plus one when the rollout is marked incomplete."""
     incomplete: bool = False
     tokens_in: int | None = None
     tokens_out: int | None = None
@@ -189,7 +191,7 @@ class RolloutIndex:
                     summary = entry.summary
                     if summary.incomplete != incomplete:
                         summary.incomplete = incomplete
-                        summary.gaps = summary.damaged + incomplete
+                        summary.gaps = summary.damaged + summary.capture_gaps + incomplete
             self._listed_at = time.monotonic()
 
     # -- reading -----------------------------------------------------------------------
@@ -230,13 +232,14 @@ class RolloutIndex:
             entries = Entries(self.store, rollout_id, start=start, first_index=first)
             for item in _guarded(entries, summary):
                 first += 1
-                if isinstance(item, ModelCallRecord):
-                    summary.add(item)
+                if isinstance(item, Call):
+                    summary.add(item.record)
+                    summary.capture_gaps += len(item.gaps)
             summary.damaged += entries.damaged
             summary.indexed = True
             with self._lock:
                 summary.incomplete = entry.summary.incomplete  # the listing may have changed it
-                summary.gaps = summary.damaged + summary.incomplete
+                summary.gaps = summary.damaged + summary.capture_gaps + summary.incomplete
                 entry.summary = summary
                 entry.read_size = start + entries.size
                 entry.next_index = first
@@ -316,7 +319,7 @@ def _copy(summary: RolloutSummary) -> RolloutSummary:
     )
 
 
-def _guarded(entries: Entries, summary: RolloutSummary) -> Iterator[ModelCallRecord | DamagedLine]:
+def _guarded(entries: Entries, summary: RolloutSummary) -> Iterator[Call | DamagedLine]:
     """`entries`, ending with a note on the summary when the file cannot be read on."""
     try:
         yield from entries

@@ -131,9 +131,11 @@
       if (!rawBox.dataset.loaded) { rawBox.dataset.loaded = "1"; showRaw(rawBox, c.index); }
     });
     tabs.append(convTab, rawTab);
+    const gaps = c.gaps.map((g) => el("div", { cls: "call-gap", text: `gap: ${g.code}${g.detail ? " — " + g.detail : ""}` }, []));
     const card = el("article", { cls: "call" + (c.error_category ? " failed" : ""), data: { index: c.index } }, [
-      el("header", { cls: "call-head" }, [el("h3", { text: `call ${c.index}` }, []), el("span", { cls: "muted", text: time(c.started_at) }, []), tabs]),
+      el("header", { cls: "call-head" }, [el("h3", { text: `call ${c.index}` }, []), el("span", { cls: "muted", text: time(c.started_at) + (c.stream ? " · stream" : "") }, []), tabs]),
       callFigures(c),
+      ...gaps,
       outputBox,
       rawBox,
     ]);
