@@ -164,6 +164,8 @@ class RolloutIndex:
         self._lock = threading.Lock()
         self._listing = threading.Lock()
         self._listed_at = -float("inf")
+        self.listing_s = 0.0
+        """How long the last listing of the directory took."""
         self._stop = threading.Event()
         self._list = store.listing
 
@@ -178,6 +180,7 @@ class RolloutIndex:
         with self._listing:
             if not force and time.monotonic() - self._listed_at < self.refresh_interval_s:
                 return
+            started = time.monotonic()
             seen = self._list()
             with self._lock:
                 for gone in self._files.keys() - seen.keys():
@@ -193,6 +196,7 @@ class RolloutIndex:
                         summary.incomplete = incomplete
                         summary.gaps = summary.damaged + summary.capture_gaps + incomplete
             self._listed_at = time.monotonic()
+            self.listing_s = self._listed_at - started
 
     # -- reading -----------------------------------------------------------------------
 
@@ -255,10 +259,14 @@ class RolloutIndex:
             self.summarize(rollout_id)
 
     def run(self, *, idle_s: float = 1.0) -> None:
-        """Keep the index current until `stop()`: `run_once`, then wait `idle_s`."""
+        """Keep the index current until `stop()`: `run_once`, then wait.
+
+        The wait is `idle_s`, or five times what the last listing took when that is longer,
+        so following a directory of many files costs a bounded share of a core.
+        """
         while not self._stop.is_set():
             self.run_once()
-            self._stop.wait(idle_s)
+            self._stop.wait(max(idle_s, 5 * self.listing_s))
 
     def stop(self) -> None:
         """End `run`."""
