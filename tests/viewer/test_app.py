@@ -3,6 +3,7 @@ JSON endpoints, headers, what it refuses, and that it never writes."""
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -160,3 +161,21 @@ def test_a_huge_turn_is_cut_and_a_huge_line_is_damaged(tmp_path: Path) -> None:
         }
         raw = client.get("/api/rollouts/big/calls/0").json()["request"]
         assert len(raw["text"]) == 1_000_000 and raw["cut"] > 2_000_000
+
+
+def test_deeply_nested_json_is_served(tmp_path: Path) -> None:
+    from model_call_capture.store import CaptureStore
+
+    deep = "[" * 950 + "]" * 950
+    line = json.loads(chat_line(tool=("t", deep)))
+    line["request"]["deep"] = json.loads(deep)
+    CaptureStore(tmp_path).append("r", json.dumps(line).encode())
+    with TestClient(create_app(tmp_path), base_url="http://127.0.0.1") as client:
+        reply = client.get("/api/rollouts/r")
+        assert reply.status_code == 200
+        (call,) = reply.json()["conversation"]["items"]
+        part = call["output"][0]["parts"][1]
+        indented = json.dumps(json.loads(deep), indent=2)
+        assert (part["arguments"], part["cut"]) == (indented[:20_000], len(indented) - 20_000)
+        raw = client.get("/api/rollouts/r/calls/0")
+        assert raw.status_code == 200 and '"deep":' in raw.json()["request"]["text"]

@@ -144,3 +144,19 @@ def test_a_huge_rollout_is_cut_with_notes(tmp_path: Path) -> None:
         "2 later calls not shown (a page shows 3)",
         "5 long texts cut short; the raw tab of a call has them",
     ]
+
+
+def test_a_call_of_many_parts_is_cut_with_a_note(tmp_path: Path) -> None:
+    store = CaptureStore(tmp_path)
+    line = json.loads(chat_line())
+    calls = [{"id": f"t{i}", "function": {"name": "f", "arguments": "{}"}} for i in range(500)]
+    line["response"]["choices"][0]["message"]["tool_calls"] = calls
+    store.append("r", json.dumps(line).encode())
+    limits = Limits(parts=100)
+    (call,) = build_conversation("r", Entries(store, "r"), limits=limits).items
+    assert isinstance(call, CallView)
+    # The user turn, then the answer's text and its first 98 tool calls.
+    assert [len(t.parts) for t in call.input + call.output] == [1, 99]
+    assert call.output[0].parts[-1].call_id == "t97"
+    notes = build_conversation("r", Entries(store, "r"), limits=limits).notes
+    assert notes == ["402 parts of turns not shown (a page shows 100)"]

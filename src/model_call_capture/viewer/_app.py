@@ -127,7 +127,10 @@ def _capped(value: Any) -> dict[str, Any] | None:
     if isinstance(value, str):
         text = value
     else:
-        text = json.dumps(_codec.to_builtins(value), indent=2, ensure_ascii=False)
+        try:
+            text = json.dumps(_codec.to_builtins(value), indent=2, ensure_ascii=False)
+        except RecursionError:  # the indenting encoder recurses in Python: deep JSON unindented
+            text = _codec.encode(value).decode()
     return {"text": text[:_RAW_CHARS], "cut": max(len(text) - _RAW_CHARS, 0)}
 
 

@@ -49,6 +49,8 @@ class Limits:
     """Characters of captured text shown over the whole page; past it, parts are cut short."""
     cut_part_chars: int = 200
     """Characters of a part shown once the page's total is spent."""
+    parts: int = 50_000
+    """Parts (texts, tool calls, results, ...) shown over the whole page; later ones are counted."""
 
 
 class PartView(msgspec.Struct, kw_only=True, omit_defaults=True):
@@ -130,7 +132,10 @@ def pretty_json(text: str) -> str:
         return text
     if not isinstance(value, (dict, list)):
         return text
-    return json.dumps(value, indent=2, ensure_ascii=False)
+    try:
+        return json.dumps(value, indent=2, ensure_ascii=False)
+    except RecursionError:  # the indenting encoder recurses in Python: deep JSON stays as sent
+        return text
 
 
 def _key(turn: Turn) -> int:
@@ -171,6 +176,8 @@ class _Builder:
         self.budget = limits.total_chars
         self.tool_names: dict[str, str] = {}
         self.cut_parts = 0
+        self.parts_left = limits.parts
+        self.dropped_parts = 0
 
     def _cap(self, text: str) -> tuple[str, int]:
         limit = self.limits.part_chars if self.budget > 0 else self.limits.cut_part_chars
@@ -204,7 +211,15 @@ class _Builder:
         )
 
     def turns(self, turns: list[Turn]) -> list[TurnView]:
-        return [TurnView(role=t.role, parts=[self.part(p) for p in t.parts]) for t in turns]
+        shown = []
+        for turn in turns:
+            if self.parts_left < len(turn.parts):
+                self.dropped_parts += len(turn.parts) - max(self.parts_left, 0)
+            parts = [self.part(p) for p in turn.parts[: max(self.parts_left, 0)]]
+            self.parts_left -= len(parts)
+            if parts or not turn.parts:
+                shown.append(TurnView(role=turn.role, parts=parts))
+        return shown
 
     def call(self, call: Call) -> CallView:
         record = call.record
@@ -276,6 +291,10 @@ def build_conversation(
     notes = []
     if left_out:
         notes.append(f"{left_out} later calls not shown (a page shows {limits.calls})")
+    if builder.dropped_parts:
+        notes.append(
+            f"{builder.dropped_parts} parts of turns not shown (a page shows {limits.parts})"
+        )
     if builder.cut_parts:
         notes.append(f"{builder.cut_parts} long texts cut short; the raw tab of a call has them")
     return Conversation(
