@@ -222,3 +222,26 @@ def test_a_call_appended_while_the_page_is_open_appears(tmp_path: Path, watch: W
         store.append("later", chat_line())
         _wait_rows(page, ["later", "run"])
     watch.ran_nothing()
+
+
+def test_concurrent_calls_are_side_by_side_on_the_timeline(tmp_path: Path, watch: Watch) -> None:
+    store = CaptureStore(tmp_path)
+    store.append("par", chat_line(user="a", started_at=1_700_000_000.0))  # 0.5 s each
+    store.append("par", chat_line(user="b", started_at=1_700_000_000.2))  # overlaps call 0
+    store.append("par", chat_line(user="c", started_at=1_700_000_001.0))  # after both
+    page = watch.page
+    with mcc_view(tmp_path) as url:
+        page.goto(url + "rollouts/par")
+        page.wait_for_selector("#timeline .bar")
+        boxes: Any = page.eval_on_selector_all(
+            "#timeline .bar",
+            "bs => bs.map(b => { const r = b.getBoundingClientRect();"
+            " return [r.left, r.right, r.top, r.bottom]; })",
+        )
+        (l0, r0, _, b0), (l1, r1, t1, _), (l2, _, _, _) = boxes
+        assert l0 < l1 < r0 < r1  # call 1 starts while call 0 runs: the bars overlap in time
+        assert b0 <= t1  # on rows of their own
+        assert l2 > r1  # call 2 starts after both ended
+        marks = page.query_selector_all("#timeline .ttft")
+        assert len(marks) == 3  # the first token of each call is marked inside its bar
+    watch.ran_nothing()

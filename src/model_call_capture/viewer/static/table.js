@@ -38,6 +38,15 @@
     return el("td", { text, cls, title }, []);
   }
 
+  function gapTitle(r) {
+    const why = [];
+    if (r.damaged) why.push(`${r.damaged} damaged lines`);
+    if (r.capture_gaps) why.push(`${r.capture_gaps} gaps recorded in lines`);
+    if (r.incomplete) why.push("marked incomplete");
+    if (r.note) why.push("not read to its end: " + r.note);
+    return why.length ? why.join("; ") : null;
+  }
+
   function row(r) {
     const link = el("a", { text: r.rollout_id, href: rolloutHref(r.rollout_id) }, []);
     const pending = !r.indexed;
@@ -45,7 +54,7 @@
       el("td", { cls: "id" }, [link]),
       cell(pending ? "…" : int(r.calls), "num"),
       cell(pending ? "…" : int(r.errors), "num" + (r.errors ? " bad" : ""), r.error_categories.join(", ")),
-      cell(pending ? "…" : int(r.gaps), "num" + (r.gaps ? " warn" : ""), r.incomplete ? "marked incomplete" : null),
+      cell(pending ? "…" : int(r.gaps) + (r.note ? " ⚠" : ""), "num" + (r.gaps || r.note ? " warn" : ""), gapTitle(r)),
       cell(int(r.tokens_in), "num"),
       cell(int(r.tokens_out), "num"),
       cell(ms(r.latency_ms), "num"),
