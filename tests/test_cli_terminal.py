@@ -170,4 +170,4 @@ def test_show_prints_damaged_lines_and_gaps_where_they_are(
         out.find("─ call 2 ─"),
     ]
     assert -1 not in order and order == sorted(order), order
-    assert "1 unreadable lines (shown where they are)" in out
+    assert "1 unreadable line (shown where they are)" in out

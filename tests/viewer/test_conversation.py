@@ -100,7 +100,7 @@ def test_damaged_lines_stay_where_they_are(tmp_path: Path) -> None:
     assert isinstance(damaged, DamagedLine) and damaged.reason.startswith("JSON is malformed")
     second = conversation.items[2]
     assert isinstance(second, CallView)
-    assert second.input_note == "this request parts from the history above after 0 turns"
+    assert second.input_note == "this request does not continue the history above"
     assert second.input[0].parts[0].text == "two"
 
 

@@ -266,7 +266,10 @@ def show(directory: str, rollout_id: str, payloads: bool, as_json: bool) -> None
     console = stdout()
     console.print(_calls_table(conversation))
     if conversation.damaged:
-        console.print(f"[yellow]{conversation.damaged} unreadable lines (shown where they are)[/]")
+        lines = "line" if conversation.damaged == 1 else "lines"
+        console.print(
+            f"[yellow]{conversation.damaged} unreadable {lines} (shown where they are)[/]"
+        )
     for renderable in conversation_renderables(conversation):
         console.print(renderable)
     if payloads:

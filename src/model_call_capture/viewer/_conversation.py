@@ -232,7 +232,11 @@ class _Builder:
             shared += 1
         note = None
         if self.history and shared < len(self.history) and shared < len(keys):
-            note = f"this request parts from the history above after {shared} turns"
+            if shared == 0:
+                note = "this request does not continue the history above"
+            else:
+                which = "its first turn" if shared == 1 else f"{shared} turns"
+                note = f"this request parts from the history above after {which}"
         elif self.history and shared == len(keys):
             which = "the first turn" if shared == 1 else f"the first {shared} turns"
             note = f"no new input: this request sends {which} above again"

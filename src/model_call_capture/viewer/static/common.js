@@ -31,6 +31,10 @@ const mcc = (() => {
     return n === null || n === undefined ? "–" : Number(n).toLocaleString("en-US");
   }
 
+  function count(n, word) {
+    return `${int(n)} ${word}${n === 1 ? "" : "s"}`;
+  }
+
   function ms(n) {
     if (n === null || n === undefined) return "–";
     if (n >= 10000) return (n / 1000).toFixed(1) + " s";
@@ -68,5 +72,5 @@ const mcc = (() => {
     badge.textContent = ok ? "live" : "offline";
   }
 
-  return { safe, el, int, ms, time, fullTime, json, rolloutHref, live };
+  return { safe, el, int, count, ms, time, fullTime, json, rolloutHref, live };
 })();

@@ -4,7 +4,7 @@
 "use strict";
 
 (() => {
-  const { el, int, ms, time, json, live } = mcc;
+  const { el, int, count, ms, time, json, live } = mcc;
   const rolloutId = decodeURIComponent(location.pathname.split("/").pop());
   const api = "/api/rollouts/" + encodeURIComponent(rolloutId);
   let version = "";
@@ -196,10 +196,10 @@
     document.getElementById("rid").textContent = mcc.safe(conv.rollout_id);
     document.title = "mcc view: " + mcc.safe(conv.rollout_id);
     document.getElementById("totals").textContent =
-      `${int(conv.calls)} calls · ${int(s.errors)} errors · ${int(s.tokens_in)} tokens in · ${int(s.tokens_out)} out · ${ms(s.latency_ms)} in calls`;
+      `${count(conv.calls, "call")} · ${count(s.errors, "error")} · ${int(s.tokens_in)} tokens in · ${int(s.tokens_out)} out · ${ms(s.latency_ms)} in calls`;
     const notes = [];
     if (conv.incomplete) notes.push(el("div", { cls: "gap", text: "gap: model_call_capture_incomplete — a capture of this rollout failed; calls may be missing" }, []));
-    if (conv.damaged) notes.push(el("div", { cls: "gap", text: `${int(conv.damaged)} damaged lines (shown where they are)` }, []));
+    if (conv.damaged) notes.push(el("div", { cls: "gap", text: `${count(conv.damaged, "damaged line")} (shown where they are)` }, []));
     for (const n of conv.notes) notes.push(el("div", { cls: "note", text: n }, []));
     document.getElementById("notes").replaceChildren(...notes);
     const calls = conv.items.filter((i) => i.kind === "call");

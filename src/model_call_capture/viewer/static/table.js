@@ -40,8 +40,8 @@
 
   function gapTitle(r) {
     const why = [];
-    if (r.damaged) why.push(`${r.damaged} damaged lines`);
-    if (r.capture_gaps) why.push(`${r.capture_gaps} gaps recorded in lines`);
+    if (r.damaged) why.push(mcc.count(r.damaged, "damaged line"));
+    if (r.capture_gaps) why.push(mcc.count(r.capture_gaps, "gap") + " recorded in lines");
     if (r.incomplete) why.push("marked incomplete");
     if (r.note) why.push("not read to its end: " + r.note);
     return why.length ? why.join("; ") : null;
