@@ -418,6 +418,26 @@ def test_the_schema_1_1_fields_gym_wrote_are_read(
     ) == expected
 
 
+def test_a_file_this_library_wrote_with_schema_1_0_reads_unchanged() -> None:
+    # Written by release 0.1.0 (schema 1.0) and kept as a fixture forever (its README).
+    folder = Path(__file__).parent / "data" / "schema-1.0"
+    records, invalid = read_available_model_call_records(CaptureStore(folder), "0-0")
+    assert invalid == 0
+    assert [(r.dialect, r.status_code, r.error_category) for r in records] == [
+        ("chat", 200, None),
+        ("chat", 200, None),
+        ("responses", 200, None),
+        ("responses", 200, None),
+        ("messages", 200, None),
+        ("messages", 200, None),
+    ]
+    for r in records:
+        assert r.client_session_id is None and r.upstream_attempted is None
+        assert r.response_source is None and r.upstream_status_code is None
+        assert r.local_response_reason is None
+        assert r.tokens_in is not None and r.response is not None  # the 1.0 fields as before
+
+
 def test_every_record_of_gyms_files_without_the_fields_has_them_null(
     gym_reference_dir: Path,
 ) -> None:

@@ -69,7 +69,7 @@ def execution_app() -> FastAPI:
             return JSONResponse(COMPLETION)
         if case == "hostile":
             run = start_model_execution(request, upstream_attempted="yes")  # type: ignore[arg-type]
-            run.response_source = "cache"
+            run.response_source = "cache"  # type: ignore[assignment]
             run.upstream_status_code = True
             run.local_response_reason = _Shouty("x")
             return JSONResponse(COMPLETION)
@@ -271,6 +271,16 @@ def test_an_uncaptured_request_gets_an_execution_nobody_reads(where: Any) -> Non
     run = start_model_execution(where, upstream_attempted=True)
     assert isinstance(run, ModelExecution) and run.upstream_attempted is True
     run.response_source = "local"  # no error: handlers need no branch for capture off
+
+
+def test_a_request_whose_scope_raises_gets_an_execution_nobody_reads() -> None:
+    class Broken:
+        @property
+        def scope(self) -> Any:
+            raise RuntimeError("no scope")
+
+    run = start_model_execution(Broken(), upstream_attempted=False)
+    assert run.upstream_attempted is False
 
 
 def test_unknown_names_are_refused_as_attributes_and_items() -> None:

@@ -9,6 +9,8 @@ the demo model server in its own process, or a bare socket; expected values are 
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import MutableMapping
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +18,8 @@ import httpx
 import openai
 import pytest
 
+from model_call_capture.middleware._context import CaptureContext
+from model_call_capture.proxy import ProxyApp
 from model_call_capture.records import read_model_call_records
 from model_call_capture.store import CaptureStore
 from servers import serve
@@ -131,3 +135,35 @@ def test_a_redirect_from_the_upstream_keeps_the_prefix(tmp_path: Path) -> None:
     assert response.headers["location"] == "/ng-rollout/moved-1/v1/chat/completions/"
     (line,) = lines(served.capture_dir, "moved-1")
     assert _execution(line) == (True, "upstream", 307, None)
+
+
+def test_a_target_refused_inside_the_proxy_is_a_local_answer() -> None:
+    # In process: the outer guard of `mcc serve` refuses such a target before capture,
+    # so only a `ProxyApp` mounted without it meets one (here, a fragment in the path).
+    context = CaptureContext("r-1", "id", "chat")
+    scope: dict[str, Any] = {
+        "type": "http",
+        "method": "POST",
+        "path": "/v1/chat/completions#x",
+        "raw_path": b"/v1/chat/completions#x",
+        "query_string": b"",
+        "headers": [],
+        "extensions": {"model_call_capture": context},
+    }
+    sent: list[MutableMapping[str, Any]] = []
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    async def send(message: MutableMapping[str, Any]) -> None:
+        sent.append(message)
+
+    asyncio.run(ProxyApp(f"http://127.0.0.1:{closed_port()}")(scope, receive, send))
+    assert sent[0]["status"] == 400
+    run = context.execution
+    assert run is not None
+    assert (run.upstream_attempted, run.response_source, run.local_response_reason) == (
+        False,
+        "local",
+        "invalid_request_target",
+    )

@@ -50,21 +50,23 @@ class ModelExecution:
     """How the model server executed one call: what the app says, for the capture line.
 
     Returned by `start_model_execution`; the handler fills it in while it serves the call
-    and the middleware reads it when the call ends. Attributes and, for code written for
-    NeMo Gym (which hands out a mapping), items (`execution["response_source"] = "local"`)
-    both work; only the four names below exist.
+    and the middleware reads it when the call ends (set it before the response ends).
+    Attributes and, for code written for NeMo Gym (which hands out a mapping), items
+    (`execution["response_source"] = "local"`) both work; only the four names below exist.
+    The types are checked again when the line is built: a value of another type is
+    written as null, with a `field_dropped` gap.
     """
 
     __slots__ = _FIELDS
 
     def __init__(self, *, upstream_attempted: bool) -> None:
-        self.upstream_attempted: Any = upstream_attempted
+        self.upstream_attempted: bool | None = upstream_attempted
         """Whether the server tried its upstream for this call."""
-        self.response_source: Any = None
+        self.response_source: ResponseSource | None = None
         """`"upstream"` when the upstream answered, `"local"` when the server answered itself."""
-        self.upstream_status_code: Any = None
+        self.upstream_status_code: int | None = None
         """The upstream's HTTP status (it may differ from the status the client got)."""
-        self.local_response_reason: Any = None
+        self.local_response_reason: str | None = None
         """Why the server answered locally, e.g. `"context_length_exceeded"`."""
 
     def __getitem__(self, name: str) -> Any:
@@ -120,7 +122,10 @@ def start_model_execution(request_or_scope: Any, *, upstream_attempted: bool) ->
     `upstream_attempted` replaced. For a request that is not captured (no prefix, capture
     off, an unobserved path) it returns an object nobody reads, so handlers need no branch.
     """
-    scope = getattr(request_or_scope, "scope", request_or_scope)
+    try:
+        scope = getattr(request_or_scope, "scope", request_or_scope)
+    except Exception:  # a request object that cannot give its scope: nothing to attach to
+        scope = None
     context = _context_of(scope)
     if context is None:
         return ModelExecution(upstream_attempted=upstream_attempted)

@@ -43,16 +43,30 @@ _AFTER_ROOT = (b"", b"/", b"?", b"#")
 class RedirectPrefix:
     """The rewriting of `Location` headers for one prefixed request (see the module docstring)."""
 
-    __slots__ = ("origin", "prefix", "root")
+    __slots__ = ("rollout_id", "scope")
 
     def __init__(self, scope: Mapping[str, Any], rollout_id: str) -> None:
-        self.prefix = _PREFIX + rollout_id.encode("ascii")
-        """`/ng-rollout/<id>`, to put in front of a path (the id is a valid, ASCII one)."""
-        root = scope.get("root_path") or ""
-        self.root = root.encode("utf-8") if isinstance(root, str) else b""
+        # Built for every prefixed request: the work waits for a redirect to need it.
+        self.scope = scope
+        """The request's scope (its `root_path`, `Host` header and scheme)."""
+        self.rollout_id = rollout_id
+        """A valid rollout id (ASCII: it is written into a header)."""
+
+    @property
+    def prefix(self) -> bytes:
+        """`/ng-rollout/<id>`, to put in front of a path."""
+        return _PREFIX + self.rollout_id.encode("ascii")
+
+    @property
+    def root(self) -> bytes:
         """The app's `root_path`, after which the prefix sits."""
-        self.origin = _request_origin(scope)
+        root = self.scope.get("root_path") or ""
+        return root.encode("utf-8") if isinstance(root, str) else b""
+
+    @property
+    def origin(self) -> tuple[bytes, bytes, bytes] | None:
         """(scheme, host, port) of the request, lower case; None when unknown."""
+        return _request_origin(self.scope)
 
     def start_message(self, message: Message) -> Message:
         """The `http.response.start` message with its `Location` rewritten (a copy), or itself.

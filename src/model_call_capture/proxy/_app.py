@@ -58,7 +58,8 @@ class ProxyApp:
     `upstream_attempted` once it sends the request upstream; `response_source`
     `upstream` with the upstream's status, or `local` with the reason of a reply it made
     itself (`upstream_unreachable` for its 502, `upstream_timeout` for its 504,
-    `request_too_large`, `request_body_timeout`, `invalid_request_body`).
+    `request_too_large`, `request_body_timeout`, `invalid_request_body`,
+    `invalid_request_target`).
     """
 
     def __init__(
@@ -118,12 +119,13 @@ class ProxyApp:
             return
         if scope["type"] != "http":
             return  # websockets are not part of these APIs; the server closes the connection
+        run = start_model_execution(scope, upstream_attempted=False)
         try:
             url = self._target(scope)
         except BadTarget as exc:
+            run.response_source, run.local_response_reason = "local", "invalid_request_target"
             await send_error(send, 400, "invalid_request_target", str(exc))
             return
-        run = start_model_execution(scope, upstream_attempted=False)
         length = declared_length(scope["headers"])
         if length is not None and length > self.max_request_bytes:
             await self._refuse(scope, run, BodyTooLarge(self._too_large(length)), send)
