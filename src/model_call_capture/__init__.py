@@ -49,7 +49,7 @@ from .errors import (
 )
 from .middleware import (
     CaptureMiddleware,
-    ModelExecution,
+    ModelExecutionOutcome,
     install_model_call_capture,
     start_model_execution,
 )
@@ -81,7 +81,7 @@ __all__ = [
     "ModelCallCapture",
     "ModelCallMetrics",
     "ModelCallRecord",
-    "ModelExecution",
+    "ModelExecutionOutcome",
     "ModelRef",
     "NotARegularFileError",
     "ObservationGap",

@@ -1,6 +1,6 @@
 """What the app tells the line: `start_model_execution` and the execution fields of schema 1.1.
 
-A FastAPI model server fills in the `ModelExecution` of each call the way a Gym model
+A FastAPI model server fills in the `ModelExecutionOutcome` of each call the way a Gym model
 server does (`routing/r-exec-local` and `r-exec-up` in Gym's reference files are the
 shape of its lines: all four fields, null where unknown). Every expected line below is
 written by hand. The hostile cases give the fields values of the wrong type or outside
@@ -19,7 +19,7 @@ import pytest
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 
-from model_call_capture import ModelExecution, start_model_execution
+from model_call_capture import ModelExecutionOutcome, start_model_execution
 from model_call_capture.middleware._context import CaptureContext, execution_facts
 from model_call_capture.records import read_model_call_records
 from model_call_capture.store import CaptureStore
@@ -202,7 +202,7 @@ def test_an_execution_replaced_by_something_else_is_not_read(tmp_path: Path) -> 
         "local_response_reason": None,
     }
     assert line["gaps"] == [
-        {"code": "field_dropped", "detail": "execution: expected a ModelExecution, got dict"}
+        {"code": "field_dropped", "detail": "execution: expected a ModelExecutionOutcome, got dict"}
     ]
 
 
@@ -231,7 +231,7 @@ def test_a_category_the_app_sets_wins_over_the_one_the_reason_implies(tmp_path: 
     ],
 )
 def test_each_field_keeps_only_values_of_its_type(name: str, value: Any, detail: str) -> None:
-    run = ModelExecution(upstream_attempted=True)
+    run = ModelExecutionOutcome(upstream_attempted=True)
     setattr(run, name, value)
     facts = execution_facts(run)
     assert facts is not None
@@ -241,7 +241,7 @@ def test_each_field_keeps_only_values_of_its_type(name: str, value: Any, detail:
 
 
 def test_boundary_values_are_kept() -> None:
-    run = ModelExecution(upstream_attempted=False)
+    run = ModelExecutionOutcome(upstream_attempted=False)
     run.upstream_status_code = 100
     run.local_response_reason = "r" * 256
     run.response_source = "upstream"
@@ -269,8 +269,16 @@ def test_a_raw_scope_works_and_a_second_start_returns_the_same_execution() -> No
 )
 def test_an_uncaptured_request_gets_an_execution_nobody_reads(where: Any) -> None:
     run = start_model_execution(where, upstream_attempted=True)
-    assert isinstance(run, ModelExecution) and run.upstream_attempted is True
+    assert isinstance(run, ModelExecutionOutcome) and run.upstream_attempted is True
     run.response_source = "local"  # no error: handlers need no branch for capture off
+
+
+def test_a_start_after_the_app_replaced_the_execution_hands_out_a_fresh_one() -> None:
+    context = CaptureContext("r-1", "id", "chat")
+    context.execution = {"junk": True}  # type: ignore[assignment]
+    scope: dict[str, Any] = {"type": "http", "extensions": {"model_call_capture": context}}
+    run = start_model_execution(scope, upstream_attempted=True)
+    assert type(run) is ModelExecutionOutcome and context.execution is run
 
 
 def test_a_request_whose_scope_raises_gets_an_execution_nobody_reads() -> None:
@@ -284,7 +292,7 @@ def test_a_request_whose_scope_raises_gets_an_execution_nobody_reads() -> None:
 
 
 def test_unknown_names_are_refused_as_attributes_and_items() -> None:
-    run = ModelExecution(upstream_attempted=True)
+    run = ModelExecutionOutcome(upstream_attempted=True)
     with pytest.raises(AttributeError):
         run.status = 200  # type: ignore[attr-defined]
     with pytest.raises(KeyError):
@@ -293,7 +301,7 @@ def test_unknown_names_are_refused_as_attributes_and_items() -> None:
         run["status"]
     assert run["upstream_attempted"] is True
     assert repr(run) == (
-        "ModelExecution(upstream_attempted=True, response_source=None, "
+        "ModelExecutionOutcome(upstream_attempted=True, response_source=None, "
         "upstream_status_code=None, local_response_reason=None)"
     )
 

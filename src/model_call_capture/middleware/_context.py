@@ -5,7 +5,7 @@ Two things travel from the app to the capture line, both through the `CaptureCon
 
 - `error_category`, set on the context itself, overrides the derived category;
 - the execution facts of schema 1.1 (`upstream_attempted`, `response_source`,
-  `upstream_status_code`, `local_response_reason`), set on the `ModelExecution` that
+  `upstream_status_code`, `local_response_reason`), set on the `ModelExecutionOutcome` that
   `start_model_execution(request_or_scope, upstream_attempted=...)` returns, as in NeMo
   Gym 0.7.0. The middleware reads them when it builds the line (after the response ended)
   and writes all four when the app started an execution, none when it did not.
@@ -28,7 +28,7 @@ __all__ = [
     "CONTEXT_LENGTH_EXCEEDED",
     "CaptureContext",
     "ExecutionFacts",
-    "ModelExecution",
+    "ModelExecutionOutcome",
     "execution_facts",
     "start_model_execution",
 ]
@@ -46,7 +46,7 @@ _FIELDS = ("upstream_attempted", "response_source", "upstream_status_code", "loc
 _SOURCES: tuple[ResponseSource, ...] = ("upstream", "local")
 
 
-class ModelExecution:
+class ModelExecutionOutcome:
     """How the model server executed one call: what the app says, for the capture line.
 
     Returned by `start_model_execution`; the handler fills it in while it serves the call
@@ -81,7 +81,7 @@ class ModelExecution:
 
     def __repr__(self) -> str:
         values = ", ".join(f"{name}={getattr(self, name)!r}" for name in _FIELDS)
-        return f"ModelExecution({values})"
+        return f"ModelExecutionOutcome({values})"
 
 
 class CaptureContext:
@@ -105,15 +105,17 @@ class CaptureContext:
         """The dialect of the observed path."""
         self.error_category: str | None = None
         """Set by the app to override the derived `error_category`; None to derive it."""
-        self.execution: ModelExecution | None = None
+        self.execution: ModelExecutionOutcome | None = None
         """What `start_model_execution` handed out for this call; None until it is called."""
 
 
-def start_model_execution(request_or_scope: Any, *, upstream_attempted: bool) -> ModelExecution:
+def start_model_execution(
+    request_or_scope: Any, *, upstream_attempted: bool
+) -> ModelExecutionOutcome:
     """Start the execution record of the current model call and return it for the handler to fill.
 
     `request_or_scope` is the Starlette / FastAPI `Request` of the call (anything with a
-    `scope` mapping) or its raw ASGI scope. The returned `ModelExecution` starts with
+    `scope` mapping) or its raw ASGI scope. The returned `ModelExecutionOutcome` starts with
     `upstream_attempted` and nothing else known; set `response_source`,
     `upstream_status_code` and `local_response_reason` as the call unfolds. The capture
     middleware writes the four fields on the call's line (a `local_response_reason` of
@@ -128,12 +130,15 @@ def start_model_execution(request_or_scope: Any, *, upstream_attempted: bool) ->
         scope = None
     context = _context_of(scope)
     if context is None:
-        return ModelExecution(upstream_attempted=upstream_attempted)
-    if context.execution is None:
-        context.execution = ModelExecution(upstream_attempted=upstream_attempted)
+        return ModelExecutionOutcome(upstream_attempted=upstream_attempted)
+    execution = context.execution
+    if (
+        type(execution) is not ModelExecutionOutcome
+    ):  # none yet (or the app put something else there)
+        execution = context.execution = ModelExecutionOutcome(upstream_attempted=upstream_attempted)
     else:
-        context.execution.upstream_attempted = upstream_attempted
-    return context.execution
+        execution.upstream_attempted = upstream_attempted
+    return execution
 
 
 def _context_of(scope: Any) -> CaptureContext | None:
@@ -166,8 +171,8 @@ def execution_facts(execution: Any) -> ExecutionFacts | None:
     """
     if execution is None:
         return None
-    if type(execution) is not ModelExecution:  # replaced by the app: nothing of it is read
-        detail = f"execution: expected a ModelExecution, got {_type_name(type(execution))}"
+    if type(execution) is not ModelExecutionOutcome:  # replaced by the app: nothing of it is read
+        detail = f"execution: expected a ModelExecutionOutcome, got {_type_name(type(execution))}"
         return ExecutionFacts(gaps=(ObservationGap(code="field_dropped", detail=detail),))
     values: dict[str, Any] = {}
     gaps: list[ObservationGap] = []
@@ -181,7 +186,7 @@ def execution_facts(execution: Any) -> ExecutionFacts | None:
     return ExecutionFacts(**values, gaps=tuple(gaps))
 
 
-def _slot(execution: ModelExecution, name: str) -> Any:
+def _slot(execution: ModelExecutionOutcome, name: str) -> Any:
     try:
         return object.__getattribute__(execution, name)
     except AttributeError:  # the app deleted it

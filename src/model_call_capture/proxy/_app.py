@@ -10,7 +10,7 @@ from urllib.parse import quote
 import httpx
 
 from .._asgi import Receive, Scope, Send
-from ..middleware import ModelExecution, start_model_execution
+from ..middleware import ModelExecutionOutcome, start_model_execution
 from ._body import BodyError, BodyMismatch, BodyTooLarge, ClientGone, RequestBody
 from ._guard import TargetGuard
 from ._headers import declared_length, request_headers, response_headers
@@ -54,7 +54,7 @@ class ProxyApp:
     Upstream failures become the HTTP error a client expects (connection error: 502,
     timeout: 504) and are named on the capture record through the middleware's
     per-request context (`scope["extensions"]["model_call_capture"].error_category`).
-    The proxy also fills in the call's `ModelExecution` (`start_model_execution`):
+    The proxy also fills in the call's `ModelExecutionOutcome` (`start_model_execution`):
     `upstream_attempted` once it sends the request upstream; `response_source`
     `upstream` with the upstream's status, or `local` with the reason of a reply it made
     itself (`upstream_unreachable` for its 502, `upstream_timeout` for its 504,
@@ -160,7 +160,9 @@ class ProxyApp:
         while (await receive())["type"] != "http.disconnect":
             pass
 
-    async def _refuse(self, scope: Scope, run: ModelExecution, exc: BodyError, send: Send) -> None:
+    async def _refuse(
+        self, scope: Scope, run: ModelExecutionOutcome, exc: BodyError, send: Send
+    ) -> None:
         """Answer a request whose body could not be read (or the client that left: nothing)."""
         if isinstance(exc, ClientGone):
             set_error_category(scope, "cancelled")
@@ -177,7 +179,7 @@ class ProxyApp:
     async def _upstream_failed(
         self,
         scope: Scope,
-        run: ModelExecution,
+        run: ModelExecutionOutcome,
         body: RequestBody,
         send: Send,
         failure: tuple[int, str, str, str],
@@ -195,7 +197,12 @@ class ProxyApp:
         await send_error(send, status, kind, self.upstream.scrub(text))
 
     async def _forward(
-        self, scope: Scope, run: ModelExecution, url: httpx.URL, body: RequestBody, send: Send
+        self,
+        scope: Scope,
+        run: ModelExecutionOutcome,
+        url: httpx.URL,
+        body: RequestBody,
+        send: Send,
     ) -> None:
         request = httpx.Request(
             scope["method"],
