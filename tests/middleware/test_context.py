@@ -18,6 +18,8 @@ import openai
 import pytest
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from model_call_capture import ModelExecutionOutcome, start_model_execution
 from model_call_capture.middleware._context import CaptureContext, execution_facts
@@ -347,3 +349,37 @@ def test_the_fields_over_uvicorn_with_the_openai_sdk(tmp_path: Path) -> None:
         (400, "context_length_exceeded", None, False, "local", None, "context_length_exceeded"),
         (200, None, "sess-7", True, "upstream", 200, None),
     ]
+
+
+_ANY = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(10**20), 10**20),
+    st.floats(allow_nan=True),
+    st.text(max_size=300),
+    st.binary(max_size=8),
+    st.sampled_from(["upstream", "local", _Shouty("local"), object(), [1], {"a": 1}]),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.tuples(_ANY, _ANY, _ANY, _ANY))
+def test_any_values_give_only_valid_fields_and_one_gap_per_refused_value(
+    values: tuple[Any, Any, Any, Any],
+) -> None:
+    run = ModelExecutionOutcome(upstream_attempted=True)
+    for name, value in zip(EXECUTION_FIELDS, values, strict=True):
+        object.__setattr__(run, name, value)
+    facts = execution_facts(run)
+    assert facts is not None
+    kept = [getattr(facts, name) for name in EXECUTION_FIELDS]
+    assert kept[0] is None or type(kept[0]) is bool
+    assert kept[1] in (None, "upstream", "local") and type(kept[1]) in (type(None), str)
+    assert kept[2] is None or (type(kept[2]) is int and 100 <= kept[2] <= 999)
+    assert kept[3] is None or (type(kept[3]) is str and len(kept[3]) <= 256)
+    refused = [
+        n
+        for n, v, k in zip(EXECUTION_FIELDS, values, kept, strict=True)
+        if v is not None and k is None
+    ]
+    assert [g.detail.split(":")[0] for g in facts.gaps if isinstance(g.detail, str)] == refused

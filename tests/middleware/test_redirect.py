@@ -14,6 +14,8 @@ from typing import Any
 import httpx
 import pytest
 from fastapi import FastAPI
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from model_call_capture.middleware._redirect import MAX_LOCATION_BYTES, RedirectPrefix
 from servers import serve
@@ -227,3 +229,35 @@ def test_a_client_following_a_trailing_slash_redirect_stays_captured(tmp_path: P
     # matters is the last one: the followed request was captured under the rollout.
     assert [line["status_code"] for line in lines] == [307, 307, 200]
     assert lines[-1]["response"]["id"] == "chatcmpl-9"
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    location=st.one_of(
+        st.binary(max_size=64),
+        st.builds(
+            lambda head, tail: head + tail,
+            st.sampled_from([b"/", b"//", b"/\\", b"http://h", b"HTTP://h:80", b"https://h", b""]),
+            st.binary(max_size=48)
+            | st.text(st.characters(min_codepoint=0x20, max_codepoint=0x7E), max_size=40).map(
+                str.encode
+            ),
+        ),
+    ),
+    root_path=st.sampled_from(["", "/api"]),
+)
+def test_any_location_is_left_alone_or_only_gets_the_prefix(
+    location: bytes, root_path: str
+) -> None:
+    scope = {"headers": [(b"host", b"h")], "scheme": "http", "root_path": root_path}
+    new = RedirectPrefix(scope, "7-0").location(location)
+    if new is None:
+        return
+    # Only plain visible ASCII comes out, and it is the input with the prefix inserted once
+    # where the path starts (and a `/` when the path was empty, `http://h?q` -> `.../?q`).
+    assert all(0x21 <= b <= 0x7E for b in new)
+    prefix = b"/ng-rollout/7-0"
+    at = new.index(prefix)
+    removed = new[:at] + new[at + len(prefix) :]
+    assert removed in (location, location[:at] + b"/" + location[at:])
+    assert not new.startswith((b"//", b"/\\"))
