@@ -355,8 +355,16 @@ def test_export_parquet_reads_back_with_duckdb_equal_to_the_records(
         "status_code", "response_status", "finish_reason", "started_at", "completed_at", "tokens_in",
         "tokens_out", "tokens_reasoning", "tokens_total", "cached_tokens", "cache_hit",
         "cache_creation_tokens", "tool_calls", "reasoning_content", "error_category", "latency_total_ms",
-        "latency_ttft_ms", "capture_cut",
+        "latency_ttft_ms", "capture_cut", "client_session_id", "upstream_attempted", "response_source",
+        "upstream_status_code", "local_response_reason",
     ]  # fmt: skip
+    # The demo's model server says nothing of its execution and its agent sends no session.
+    unknown = con.execute(
+        f"select count(*) from '{out_file}' where client_session_id is null and"
+        " upstream_attempted is null and response_source is null and upstream_status_code is null"
+        " and local_response_reason is null"
+    ).fetchone()
+    assert unknown == (25,)
     got = con.execute(
         f"select rollout_id, call_index, model_call_id, dialect, status_code, error_category, started_at,"
         f" latency_total_ms, latency_ttft_ms, model_ref.name from '{out_file}' order by rollout_id, call_index"

@@ -606,9 +606,12 @@ def test_read_names_the_file_and_line_of_a_damaged_line(tmp_path: Path) -> None:
 def test_unknown_fields_are_accepted(tmp_path: Path) -> None:
     store = CaptureStore(tmp_path)
     store.path("r").write_bytes(
-        b'{"model_call_id":"a","client_session_id":"s","upstream_attempted":true,"format":"model-call-capture/1"}\n'
+        b'{"model_call_id":"a","a_later_field":{"x":[1]},"client_session_id":"s","format":"model-call-capture/1"}\n'
     )
-    assert store.read("r") == [CaptureLine(model_call_id="a", format="model-call-capture/1")]
+    # `client_session_id` is a field since schema 1.1; `a_later_field` is unknown and ignored.
+    assert store.read("r") == [
+        CaptureLine(model_call_id="a", format="model-call-capture/1", client_session_id="s")
+    ]
 
 
 @pytest.mark.parametrize(

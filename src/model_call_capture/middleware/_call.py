@@ -68,7 +68,8 @@ from ._decoding import (
     decode_chain,
     decoders_for,
 )
-from ._request import RequestTee
+from ._redirect import RedirectPrefix
+from ._request import RequestTee, client_session_id
 
 if TYPE_CHECKING:
     from ._app import CaptureMiddleware
@@ -118,6 +119,8 @@ class CapturedCall:
         "exception",
         "finalized",
         "downstream",
+        "session_id",
+        "location_prefix",
     )
 
     def __init__(
@@ -126,6 +129,7 @@ class CapturedCall:
         rollout_id: str,
         dialect: Dialect,
         headers: Iterable[tuple[bytes, bytes]] | None,
+        redirect: RedirectPrefix | None = None,
     ) -> None:
         self.mw = mw
         self.rollout_id = rollout_id
@@ -168,6 +172,12 @@ class CapturedCall:
         self.exception: BaseException | None = None
         self.finalized = False
         self.downstream: Send | None = None
+        self.session_id, session_gap = client_session_id(headers)
+        """The session the request declared (`x-session-id`), for the line."""
+        if session_gap is not None:
+            self.gaps.append(session_gap)
+        self.location_prefix = redirect
+        """Keeps a redirect's `Location` under the rollout prefix (see `_redirect`)."""
 
     def start(self) -> None:
         """Take the start time, immediately before the app is invoked."""
@@ -279,6 +289,8 @@ class CapturedCall:
     async def _on_send(self, message: Message, send: Send) -> None:
         kind = message["type"]
         if kind == "http.response.start":
+            if self.location_prefix is not None:
+                message = self.location_prefix.start_message(message)
             self._on_start(message)
             await send(message)
             return
