@@ -36,9 +36,8 @@ from typing import Any
 
 from model_call_capture import _codec, reassembly
 from model_call_capture.contracts import CaptureConfig
-from model_call_capture.middleware import CaptureMiddleware
+from model_call_capture.middleware import CaptureMiddleware, _request, _writer
 from model_call_capture.middleware import _call as call_module
-from model_call_capture.middleware import _request, _writer
 from model_call_capture.store import _store as store_module
 from model_call_capture.store import _writer as store_writer
 
