@@ -86,6 +86,7 @@ class CapturedCall:
         "rollout_id",
         "dialect",
         "dialect_module",
+        "may_end",
         "context",
         "cap",
         "started_at",
@@ -131,6 +132,7 @@ class CapturedCall:
         self.rollout_id = rollout_id
         self.dialect: Dialect = dialect
         self.dialect_module = get_dialect(dialect)
+        self.may_end = self.dialect_module.may_end
         self.context = CaptureContext(rollout_id, uuid.uuid4().hex, dialect)
         self.cap = mw.config.capture_max_bytes
         self.started_at = 0.0
@@ -237,7 +239,13 @@ class CapturedCall:
         if not body:
             await send(message)
             return
-        if self.doubt or self._may_end(body):
+        # False only when `body` cannot complete the dialect's terminal event: no marker
+        # in it, none across the boundary with the previous chunk, no open doubt.
+        if (
+            self.doubt
+            or self.may_end(body)
+            or ((self.tail is not None or not body.endswith(b"\n")) and self._across(body))
+        ):
             self._take(body)
             if self._terminal_seen():
                 self.held.append(message)
@@ -249,6 +257,23 @@ class CapturedCall:
             await send(message)
             return
         data = bytes(body)  # a copy of anything mutable, taken before it goes out
+        if self.ttft_ms is not None and len(data) <= self.limit - self.captured:
+            # The usual chunk: plain SSE text within what may be kept without asking the
+            # budget, the first token already timed. `_feed` in short: under `scan` the
+            # body is not encoded, cut or failed, so only the reassembler and the raw text
+            # take it (the one copy of the chunk the capture makes is into `raw`).
+            try:
+                await send(message)
+            finally:
+                self.captured += len(data)
+                try:
+                    self.reassembler.feed(data)  # type: ignore[union-attr]  # set under scan
+                    raw = self.raw
+                    if raw is not None:
+                        raw += data
+                except Exception as exc:  # a bug in the SSE decoder
+                    self._broken(exc)
+            return
         # The first token is timed as it passed, not after the send.
         now = time.monotonic() if self.ttft_ms is None else None
         try:
@@ -256,19 +281,16 @@ class CapturedCall:
         finally:  # also when the client is gone: the record keeps what was sent
             self._feed(data, now)
 
-    def _may_end(self, body: bytes) -> bool:
-        """False only when `body` cannot complete the dialect's terminal event.
+    def _across(self, body: bytes) -> bool:
+        """True when a terminal marker may straddle the previous chunk and `body`.
 
-        Looks for the dialect's terminal markers in `body` and, when the previous chunk
-        ended inside a line, across the boundary. An event whose marker was in an earlier
-        chunk is covered by `doubt` (set when a marker chunk left an event open).
+        Keeps the end of a chunk that ended inside a line (`tail`) for the next one. The
+        markers inside `body` itself are `may_end`'s; an event whose marker was in an
+        earlier chunk is covered by `doubt` (set when a marker chunk left an event open).
         """
-        dialect = self.dialect_module
-        if dialect.may_end(body):
-            return True
         tail = self.tail
-        overlap = dialect.END_MARKER_LEN
-        if tail is not None and dialect.may_end(tail + body[:overlap]):
+        overlap = self.dialect_module.END_MARKER_LEN
+        if tail is not None and self.may_end(tail + body[:overlap]):
             return True
         if body.endswith(b"\n"):
             self.tail = None
