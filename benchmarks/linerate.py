@@ -40,7 +40,6 @@ from model_call_capture.reassembly import StreamReassembler
 from model_call_capture.records import read_available_model_call_records
 from model_call_capture.store import CaptureStore
 
-from . import _gym_reader
 from ._common import Row, interleaved, median, not_ready
 from ._stream_app import CHUNKS, stream_app, stream_chunks
 from .appends import _LINE, _raw_append
@@ -266,6 +265,8 @@ def _gym_lines() -> list[bytes]:
 
 def _reading_rows(tmp: str, quick: bool) -> list[Row]:
     """Rows 7e and 7e': 50,000 Gym-shaped lines -> records, ours against Gym's reader."""
+    from . import _gym_reader  # needs orjson (the dev extra), as Gym does
+
     lines = _gym_lines()
     n = 2_000 if quick else 50_000
     data = b"\n".join(lines[i % len(lines)] for i in range(n)) + b"\n"

@@ -11,8 +11,9 @@ response can rely on its line being on disk, so the end waits for the write:
 - a JSON reply: the final body message (`more_body` false, or the message that completes
   a `content-length` body) is forwarded only after the line is durable; every earlier
   message goes out at once;
-- a stream: every chunk goes out as it arrives until the chunk that completes the
-  dialect's terminal event. That chunk is held (the app is not blocked) until the app's
+- a stream: every chunk goes out as it arrives (the first ones before capture reads
+  them, the later ones once reassembled, a few microseconds) until the chunk that
+  completes the dialect's terminal event. That chunk is held (the app is not blocked) until the app's
   next response message or until the app returns or raises, whichever comes first; then
   the line is written and the held chunk is released, followed by that next message.
   Waiting for the next message rather than writing at the terminal chunk lets the record
@@ -86,7 +87,6 @@ class CapturedCall:
         "rollout_id",
         "dialect",
         "dialect_module",
-        "may_end",
         "context",
         "cap",
         "started_at",
@@ -132,7 +132,6 @@ class CapturedCall:
         self.rollout_id = rollout_id
         self.dialect: Dialect = dialect
         self.dialect_module = get_dialect(dialect)
-        self.may_end = self.dialect_module.may_end
         self.context = CaptureContext(rollout_id, uuid.uuid4().hex, dialect)
         self.cap = mw.config.capture_max_bytes
         self.started_at = 0.0
@@ -223,9 +222,11 @@ class CapturedCall:
     async def _on_chunk(self, message: Message, send: Send) -> None:
         """A body message of a stream that is reassembled from its wire bytes (the hot path).
 
-        A chunk that cannot complete the terminal event goes out first and is reassembled
-        after: the client never waits on capture for it (the first byte of a stream
-        included). A chunk that may complete it is reassembled first, and held if it did.
+        Until the first token, a chunk that cannot complete the terminal event goes out
+        first and is reassembled after: the first byte of a stream never waits on
+        capture. From then on every chunk is reassembled first (about as long as looking
+        for markers would take) and goes out, or is held when it completed the terminal
+        event: the reassembler says exactly when, so no chunk needs a marker search.
         """
         body = message.get("body", b"")
         self.wire_bytes += len(body)
@@ -239,13 +240,14 @@ class CapturedCall:
         if not body:
             await send(message)
             return
-        # False only when `body` cannot complete the dialect's terminal event: no marker
-        # in it, none across the boundary with the previous chunk, no open doubt.
-        if (
-            self.doubt
-            or self.may_end(body)
-            or ((self.tail is not None or not body.endswith(b"\n")) and self._across(body))
-        ):
+        if self.ttft_ms is not None:
+            self._take(body)
+            if self._terminal_seen():
+                self.held.append(message)
+                return
+            await send(message)
+            return
+        if self.doubt or self._may_end(body):
             self._take(body)
             if self._terminal_seen():
                 self.held.append(message)
@@ -257,23 +259,6 @@ class CapturedCall:
             await send(message)
             return
         data = bytes(body)  # a copy of anything mutable, taken before it goes out
-        if self.ttft_ms is not None and len(data) <= self.limit - self.captured:
-            # The usual chunk: plain SSE text within what may be kept without asking the
-            # budget, the first token already timed. `_feed` in short: under `scan` the
-            # body is not encoded, cut or failed, so only the reassembler and the raw text
-            # take it (the one copy of the chunk the capture makes is into `raw`).
-            try:
-                await send(message)
-            finally:
-                self.captured += len(data)
-                try:
-                    self.reassembler.feed(data)  # type: ignore[union-attr]  # set under scan
-                    raw = self.raw
-                    if raw is not None:
-                        raw += data
-                except Exception as exc:  # a bug in the SSE decoder
-                    self._broken(exc)
-            return
         # The first token is timed as it passed, not after the send.
         now = time.monotonic() if self.ttft_ms is None else None
         try:
@@ -281,16 +266,19 @@ class CapturedCall:
         finally:  # also when the client is gone: the record keeps what was sent
             self._feed(data, now)
 
-    def _across(self, body: bytes) -> bool:
-        """True when a terminal marker may straddle the previous chunk and `body`.
+    def _may_end(self, body: bytes) -> bool:
+        """False only when `body` cannot complete the dialect's terminal event.
 
-        Keeps the end of a chunk that ended inside a line (`tail`) for the next one. The
-        markers inside `body` itself are `may_end`'s; an event whose marker was in an
-        earlier chunk is covered by `doubt` (set when a marker chunk left an event open).
+        Looks for the dialect's terminal markers in `body` and, when the previous chunk
+        ended inside a line, across the boundary. An event whose marker was in an earlier
+        chunk is covered by `doubt` (set when a marker chunk left an event open).
         """
+        dialect = self.dialect_module
+        if dialect.may_end(body):
+            return True
         tail = self.tail
-        overlap = self.dialect_module.END_MARKER_LEN
-        if tail is not None and self.may_end(tail + body[:overlap]):
+        overlap = dialect.END_MARKER_LEN
+        if tail is not None and dialect.may_end(tail + body[:overlap]):
             return True
         if body.endswith(b"\n"):
             self.tail = None
