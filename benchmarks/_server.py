@@ -9,14 +9,11 @@ parent is gone). The app is the scripted model server (`demo`, the default) or t
 200-chunk streaming chat model of the line-rate benchmark (`stream`,
 `benchmarks._stream_app`). `nodisk` is capture on with a store that encodes each line
 and writes nothing: the difference to `on` is what the durable append costs (row 4c'').
-`MCC_BENCH_PROFILE=<path>` runs the server under cProfile and writes its stats there
-on exit (for the per-phase breakdown in docs/performance.md).
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import socket
 import sys
 import threading
@@ -82,19 +79,7 @@ def main() -> None:
     threading.Thread(target=watch_stdin, daemon=True).start()
     sock.listen(256)  # connections queue until the server accepts them
     print(sock.getsockname()[1], flush=True)
-    profile = os.environ.get("MCC_BENCH_PROFILE")
-    if not profile:
-        server.run(sockets=[sock])
-        return
-    import cProfile
-
-    profiler = cProfile.Profile()
-    profiler.enable()
-    try:
-        server.run(sockets=[sock])
-    finally:
-        profiler.disable()
-        profiler.dump_stats(profile)
+    server.run(sockets=[sock])
 
 
 if __name__ == "__main__":
