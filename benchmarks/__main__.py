@@ -26,7 +26,7 @@ SECTIONS: dict[str, tuple[str, Callable[[bool], list[Row]]]] = {
     "4": ("middleware on uvicorn", middleware.run),
     "5": ("memory of a big stream", memory.run),
     "6": ("reading at scale: validate, long lines, stats memory", reading.run),
-    "7": ("capture at line rate: 200-chunk streams, h11 and httptools, Gym's reader", linerate.run),
+    "8": ("capture at line rate: 200-chunk streams, h11 and httptools, Gym's reader", linerate.run),
 }
 
 

@@ -1,4 +1,4 @@
-"""NeMo Gym 0.7.0's read path (capture file -> records), rewritten as the baseline of row 7e.
+"""NeMo Gym 0.7.0's read path (capture file -> records), rewritten as the baseline of row 8e.
 
 The `nemo-gym` package cannot serve as the baseline as it is: importing its model-server
 module pulls in its whole server stack (FastAPI, its telemetry, its token-capture

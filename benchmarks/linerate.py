@@ -1,4 +1,4 @@
-"""Target 7 (issue 19): capture at line rate, the rows of the issue's table.
+"""Target 8 (issue 19): capture at line rate, the rows of the issue's table.
 
 A 200-chunk streaming chat model (`benchmarks._stream_app`) served by uvicorn behind
 `CaptureMiddleware`, capture on against capture off, each server in its own process
@@ -6,20 +6,20 @@ A 200-chunk streaming chat model (`benchmarks._stream_app`) served by uvicorn be
 uvloop; on and off always use the same parser and loop, and are measured alternately in
 one run:
 
-- 7a: 32 concurrent streaming clients (each its own rollout), requests/s on / off >= 0.8x;
-  7a' is the server CPU per request, on / off;
-- 7b: one client, calls in sequence: p50 wall of a captured call / an uncaptured one
+- 8a: 32 concurrent streaming clients (each its own rollout), requests/s on / off >= 0.8x;
+  8a' is the server CPU per request, on / off;
+- 8b: one client, calls in sequence: p50 wall of a captured call / an uncaptured one
   <= 1.3x;
 
 and in process (the same app and middleware called directly, no sockets):
 
-- 7c: CPU added per streamed chunk by capture (process CPU, every thread: the tee, the
+- 8c: CPU added per streamed chunk by capture (process CPU, every thread: the tee, the
   reassembly, the line, the durable append), <= 1.5x what the reassembler alone costs
   per chunk on the same chunks;
-- 7d: wall per captured call beyond its CPU, against the same for an uncaptured call
+- 8d: wall per captured call beyond its CPU, against the same for an uncaptured call
   followed by one raw durable append (open+write+fsync+close) on the loop thread: what
   capture's hand-off to its write thread and back adds, <= 0.1 ms;
-- 7e: read 50,000 capture lines shaped like NeMo Gym's reference files into records,
+- 8e: read 50,000 capture lines shaped like NeMo Gym's reference files into records,
   against Gym 0.7.0's reader (`benchmarks._gym_reader`), >= 5x.
 """
 
@@ -73,7 +73,7 @@ def _client_loop() -> Callable[[], asyncio.AbstractEventLoop] | None:
 
 
 def _over_http(tmp: str, http: str, loop: str, quick: bool) -> list[Row]:
-    """Rows 7a, 7a' and 7b for one parser and loop."""
+    """Rows 8a, 8a' and 8b for one parser and loop."""
     options = ("--app", "stream", "--http", http, "--loop", loop)
     with (
         _server("on", tmp, *options) as (on, on_pid),
@@ -111,7 +111,7 @@ def _over_http(tmp: str, http: str, loop: str, quick: bool) -> list[Row]:
     spread = "/".join(f"{a / b:.2f}" for a, b in zip(rps["on"], rps["off"], strict=True))
     return [
         Row(
-            "7a",
+            "8a",
             f"32 streaming clients, {CHUNKS}-chunk chat streams: requests/s ({stack})",
             f"{r_on:,.0f} req/s on",
             f"{r_off:,.0f} req/s off",
@@ -122,7 +122,7 @@ def _over_http(tmp: str, http: str, loop: str, quick: bool) -> list[Row]:
             f"load client on {'uvloop' if _client_loop() else 'asyncio'}",
         ),
         Row(
-            "7a'",
+            "8a'",
             f"server CPU per streaming request ({stack})",
             f"{c_on:.3f} ms on",
             f"{c_off:.3f} ms off",
@@ -133,7 +133,7 @@ def _over_http(tmp: str, http: str, loop: str, quick: bool) -> list[Row]:
             "a server bound by its CPU would serve about off/on as many requests/s",
         ),
         Row(
-            "7b",
+            "8b",
             f"one client, calls in sequence: captured call / uncaptured call ({stack})",
             f"{w_on:.2f} ms on",
             f"{w_off:.2f} ms off",
@@ -236,7 +236,7 @@ def _reassembly_per_chunk(chunks: list[bytes], rounds: int) -> float:
 
 
 def _in_process_rows(tmp: str, quick: bool) -> list[Row]:
-    """Rows 7c and 7d."""
+    """Rows 8c and 8d."""
     gc.collect()
     got = asyncio.run(_in_process(tmp, 30 if quick else 400))
     per_chunk = _reassembly_per_chunk(stream_chunks(), 20 if quick else 200)
@@ -249,7 +249,7 @@ def _in_process_rows(tmp: str, quick: bool) -> list[Row]:
     floor = wall["off+append"] - cpu["off+append"]
     return [
         Row(
-            "7c",
+            "8c",
             f"CPU added per streamed chunk by capture ({CHUNKS}-chunk chat stream, in process)",
             f"{added * 1e6:.2f} us/chunk ({(cpu['on'] - cpu['off']) * 1e3:.2f} ms per call)",
             f"{per_chunk * 1e6:.2f} us/chunk (the reassembler alone)",
@@ -261,7 +261,7 @@ def _in_process_rows(tmp: str, quick: bool) -> list[Row]:
             "includes the line, its encoding and the durable append",
         ),
         Row(
-            "7d",
+            "8d",
             "wall per captured call in process, beyond its CPU",
             f"{gap * 1e3:.3f} ms (wall {wall['on'] * 1e3:.2f} ms, CPU {cpu['on'] * 1e3:.2f} ms)",
             f"{floor * 1e3:.3f} ms (uncaptured call + one raw durable append on the loop "
@@ -288,7 +288,7 @@ def _gym_lines() -> list[bytes]:
 
 
 def _reading_rows(tmp: str, quick: bool) -> list[Row]:
-    """Rows 7e and 7e': 50,000 Gym-shaped lines -> records, ours against Gym's reader."""
+    """Rows 8e and 8e': 50,000 Gym-shaped lines -> records, ours against Gym's reader."""
     from . import _gym_reader  # needs orjson (the dev extra), as Gym does
 
     lines = _gym_lines()
@@ -316,7 +316,7 @@ def _reading_rows(tmp: str, quick: bool) -> list[Row]:
     size = len(data) / 1e6
     return [
         Row(
-            "7e",
+            "8e",
             f"read {n:,} lines -> records, lines shaped like NeMo Gym's reference files",
             f"{n / ours_s:,.0f} records/s",
             f"{n / gym_s:,.0f} records/s (Gym 0.7.0's reader: orjson + pydantic)",
@@ -328,7 +328,7 @@ def _reading_rows(tmp: str, quick: bool) -> list[Row]:
             f"{rounds} alternating rounds",
         ),
         Row(
-            "7e'",
+            "8e'",
             "same, then every record's `request` and `response` read",
             f"{n / full_s:,.0f} records/s",
             f"{n / gym2_s:,.0f} records/s (Gym's are dicts already)",
@@ -341,7 +341,7 @@ def _reading_rows(tmp: str, quick: bool) -> list[Row]:
 
 
 def run(quick: bool) -> list[Row]:
-    """Rows 7a-7e."""
+    """Rows 8a-8e."""
     rows: list[Row] = []
     with tempfile.TemporaryDirectory(
         prefix="mcc-bench-linerate-", dir=os.environ.get("MCC_BENCH_DIR")
@@ -350,8 +350,8 @@ def run(quick: bool) -> list[Row]:
             try:
                 rows += _over_http(tmp, http, loop, quick)
             except Exception as exc:  # a component not ready: report it, do not crash the run
-                rows.append(not_ready("7a", f"{http} + {loop}", ">= 0.8x", repr(exc)))
-        for key, section in (("7c", _in_process_rows), ("7e", _reading_rows)):
+                rows.append(not_ready("8a", f"{http} + {loop}", ">= 0.8x", repr(exc)))
+        for key, section in (("8c", _in_process_rows), ("8e", _reading_rows)):
             try:
                 rows += section(tmp, quick)
             except Exception as exc:
