@@ -19,13 +19,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import require_capability
+from model_call_capture import _codec
 from model_call_capture.contracts import CaptureLine, ModelRef
 from model_call_capture.errors import (
     DamagedLineError,
     InvalidRolloutIdError,
     UnsupportedFormatError,
 )
-from model_call_capture.store import CaptureStore, _locking, _writer
+from model_call_capture.store import CaptureStore, Listed, _locking, _writer
 
 
 def _line(call_id: str, **fields: object) -> CaptureLine:
@@ -717,6 +718,38 @@ def test_incomplete_marker_clear_and_rollout_ids(tmp_path: Path) -> None:
 
     store.append("1-1", _line("fresh"))
     assert [ln.model_call_id for ln in store.read("1-1")] == ["fresh"]
+
+
+def test_listing_says_what_changed_without_opening_a_file(tmp_path: Path) -> None:
+    store = CaptureStore(tmp_path)
+    store.append("1-0", _line("a"))
+    store.mark_incomplete("1-0")
+    store.mark_incomplete("2-0")
+    (tmp_path / "dir.capture.jsonl").mkdir()
+    (tmp_path / "link.capture.jsonl").symlink_to(store.path("1-0"))
+    (tmp_path / "notes.txt").write_text("not a capture")
+    info = store.path("1-0").stat()
+    assert store.listing() == {
+        "1-0": Listed((info.st_ino, info.st_size, info.st_mtime_ns), True),
+        "2-0": Listed(None, True),
+    }
+    store.append("1-0", _line("b"))
+    grown = store.listing()["1-0"].file
+    assert grown is not None and grown[0] == info.st_ino and grown[1] > info.st_size
+    assert CaptureStore(tmp_path / "missing").listing() == {}
+
+
+def test_lines_from_an_offset_are_what_was_appended_since(tmp_path: Path) -> None:
+    store = CaptureStore(tmp_path)
+    store.append("r", _line("a"))
+    first = store.lines("r")
+    assert [raw for _, raw in first] != [] and first.size == store.path("r").stat().st_size
+    store.append("r", _line("b"))
+    store.append("r", _line("c"))
+    rest = store.lines("r", start=first.size)
+    assert [_codec.decode(raw)["model_call_id"] for _, raw in rest] == ["b", "c"]
+    assert first.size + rest.size == store.path("r").stat().st_size
+    assert list(store.lines("r", start=first.size + rest.size)) == []
 
 
 def test_read_available_counts_each_kind_of_damage_and_keeps_every_good_line(
