@@ -521,6 +521,42 @@ def test_an_interrupted_batch_leader_fails_its_batch_and_releases_the_file(
     assert [line.model_call_id for line in store.read("r")] == ["first", "held", "after"]
 
 
+def test_an_append_through_a_group_dropped_meanwhile_still_writes_whole_lines(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # An idle file's group is dropped at hand-over; a thread that took it just before
+    # writes beside the new group's leader, and flock keeps their writes apart.
+    store = CaptureStore(tmp_path)
+    store.append("r", _line("first"))
+    fsync = _HeldFsync()
+    monkeypatch.setattr(os, "fsync", fsync)
+    held = threading.Thread(target=store.append, args=("r", _line("held")))
+    held.start()
+    assert fsync.entered.wait(10)
+    path = os.fspath(store.path("r"))
+    stale = _writer._groups.pop(path)  # as if dropped while "held" still leads it
+    beside = threading.Thread(target=store.append, args=("r", _line("beside")))
+    beside.start()
+    beside.join(10)
+    assert not beside.is_alive(), "the new group's leader waited for the stale group"
+    assert stale.busy and _writer._groups == {}
+    fsync.release.set()
+    held.join(10)
+    assert [line.model_call_id for line in store.read("r")] == ["first", "held", "beside"]
+    assert _writer._groups == {} and not stale.busy
+
+
+def test_a_file_mode_changed_after_construction_applies_to_new_files(tmp_path: Path) -> None:
+    store = CaptureStore(tmp_path)
+    store.append("a", _line("x"))
+    store.file_mode = 0o640
+    store.append("b", _line("x"))
+    store.mark_incomplete("c")
+    assert stat.S_IMODE(store.path("a").stat().st_mode) == 0o600
+    assert stat.S_IMODE(store.path("b").stat().st_mode) == 0o640
+    assert stat.S_IMODE(store.incomplete_path("c").stat().st_mode) == 0o640
+
+
 def test_group_state_is_released_after_appends(tmp_path: Path) -> None:
     store = CaptureStore(tmp_path)
     for i in range(3):

@@ -80,6 +80,7 @@ class CaptureStore:
         """Lines longer than this are damaged (`LineTooLongError` for a strict read)."""
         self._files: dict[str, str] = {}
         self._mount_checked = False
+        self._created = Creation(self.root, file_mode, dir_mode)
 
     def __repr__(self) -> str:
         return f"CaptureStore({str(self.root)!r})"
@@ -126,7 +127,15 @@ class CaptureStore:
         _writer.append(path, data, self._creation())
 
     def _creation(self) -> Creation:
-        return Creation(self.root, self.file_mode, self.dir_mode)
+        """Where and how to create what is missing (built again only when a setting changed)."""
+        creation = self._created
+        if (
+            creation.root is not self.root
+            or creation.file_mode != self.file_mode
+            or creation.dir_mode != self.dir_mode
+        ):
+            creation = self._created = Creation(self.root, self.file_mode, self.dir_mode)
+        return creation
 
     def mark_incomplete(self, rollout_id: str) -> None:
         """Create the rollout's incomplete marker (a capture of this rollout failed).
