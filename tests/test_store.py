@@ -25,7 +25,7 @@ from model_call_capture.errors import (
     InvalidRolloutIdError,
     UnsupportedFormatError,
 )
-from model_call_capture.store import CaptureStore, _locking, _writer
+from model_call_capture.store import CaptureStore, _locking, _writer, read_file_lines
 
 
 def _line(call_id: str, **fields: object) -> CaptureLine:
@@ -570,6 +570,41 @@ def test_reading_a_missing_rollout_gives_nothing(tmp_path: Path) -> None:
     assert store.rollout_ids() == []
 
 
+def test_lines_appended_after_a_read_started_are_not_read(tmp_path: Path) -> None:
+    store = CaptureStore(tmp_path)
+    store.append("r", _line("a"))
+    store.append("r", _line("b"))
+    lines = store.iter_lines("r")
+    first = next(lines)  # the file is open and its size known from here on
+    store.append("r", _line("late"))
+    ids = [json.loads(raw)["model_call_id"] for _, raw in [first, *lines]]
+    assert ids == ["a", "b"]
+    assert [ln.model_call_id for ln in store.read("r")] == ["a", "b", "late"]
+
+
+def test_every_byte_is_read_across_chunks_down_to_a_one_byte_file(tmp_path: Path) -> None:
+    store = CaptureStore(tmp_path)
+    # A big line and blank lines up to 1 MiB + 1 byte: the last newline is alone in the
+    # second 1 MiB chunk of the read, and still counted.
+    big = msgspec.json.encode(_line("big", request={"pad": "p" * ((1 << 20) - 40)}))
+    tail = b"\n" * (1 + (1 << 20) - (len(big) % (1 << 20)))
+    store.path("r").write_bytes(big + tail)
+    lines = store.lines("r")
+    assert [len(raw) for _, raw in lines] == [len(big)]
+    assert (lines.count, lines.unterminated) == (len(tail), False)  # blank ones included
+    store.path("t").write_bytes(b"{")  # one byte: a line torn by a crash
+    assert store.read_available("t") == ([], 1)
+
+
+def test_a_file_read_with_editor_numbering_counts_from_one_with_blank_lines(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "any-name.jsonl"
+    path.write_bytes(b'{"a":1}\n\n{"b":2}\n')
+    assert list(read_file_lines(path, numbering="editor")) == [(1, b'{"a":1}'), (3, b'{"b":2}')]
+    assert list(read_file_lines(path)) == [(0, b'{"a":1}'), (1, b'{"b":2}')]
+
+
 def test_gym_numbering_skips_blank_lines_and_counts_damaged_ones(gym_reference_dir: Path) -> None:
     # collection/9-8: call-A, {not-json}, blank, [1,2], spaces, call-B, a torn last line.
     store = CaptureStore(gym_reference_dir / "collection")
@@ -708,6 +743,16 @@ def test_read_available_counts_each_kind_of_damage_and_keeps_every_good_line(
     with pytest.raises(DamagedLineError) as caught:
         store.read("r")
     assert caught.value.line_index == 1
+
+
+def test_exists_is_true_only_for_the_rollout_that_has_a_capture_file(tmp_path: Path) -> None:
+    # A miss is confirmed by listing: the listing must find this rollout's name, not any
+    # entry, and a directory that does not exist has no capture files.
+    assert not CaptureStore(tmp_path / "missing").exists("r")
+    store = CaptureStore(tmp_path)
+    store.append("a", _line("x"))
+    store.mark_incomplete("b")
+    assert (store.exists("a"), store.exists("b"), store.exists("c")) == (True, False, False)
 
 
 def test_clear_forgets_where_this_process_last_wrote(tmp_path: Path) -> None:

@@ -283,6 +283,7 @@ def written(text: str) -> int:
         (b'{"a":"b\\n"}\n\t', 13, ('{"a":"b\\n"}\n\t', False)),
         (b"\x00" * 3, 18, ("\x00" * 3, False)),
         (b"\x00" * 4, 18, ("\x00" * 3, True)),  # six bytes each: \u0000
+        (b"\x00" * 2, 5, ("", True)),  # not even the first escape fits
         (b"\xff\xfe", 8, ("\\xff\\xfe", False)),  # \\xNN, the backslash counted once
         (b"\xff\xfe", 6, ("\\xff\\x", True)),  # a cut may end inside an escape
         ("d\u00e9j\u00e0".encode(), 6, ("d\u00e9j\u00e0", False)),
@@ -292,6 +293,13 @@ def test_text_within_bounds_the_written_size(
     data: bytes, limit: int, expected: tuple[str, bool]
 ) -> None:
     assert text_within(data, limit) == expected
+
+
+def test_a_big_text_under_its_written_bound_is_kept_whole_across_slices() -> None:
+    # Over one 1 MiB slice of the measuring loop, with a control byte (so it is measured)
+    # and an "\u00e9" whose two bytes straddle the slice boundary: nothing is cut or added.
+    data = b"a" * ((1 << 20) - 1) + "\u00e9".encode() + b"\x00" + b"b" * 1000
+    assert text_within(data, 2 << 20) == ("a" * ((1 << 20) - 1) + "\u00e9\x00" + "b" * 1000, False)
 
 
 @pytest.mark.parametrize("byte", [b"\x00", b"\x1f", b"\xff"])

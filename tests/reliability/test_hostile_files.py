@@ -9,9 +9,11 @@ replaced by what is said at each test.
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import logging
 import os
+import socket
 import stat
 import threading
 from collections.abc import Callable, Iterator
@@ -22,8 +24,10 @@ from typing import Any
 import httpx
 import pytest
 
+from conftest import require_capability
 from model_call_capture.collection import build_model_call_capture
 from model_call_capture.contracts import CaptureLine
+from model_call_capture.errors import NotARegularFileError
 from model_call_capture.store import CaptureStore, _mounts
 
 from .apps import CHAT_REPLY, capturing, reply_app
@@ -79,7 +83,11 @@ def test_a_fifo_under_a_capture_name_is_refused_not_waited_on(tmp_path: Path, na
         error = _in_thread(lambda: store.mark_incomplete("r"), [fifo])
     else:
         error = _in_thread(lambda: store.append("r", _line("c")), [fifo])
-    assert isinstance(error, OSError)
+    assert isinstance(error, NotARegularFileError)
+    # The marker is opened write-only (ENXIO: a FIFO nobody reads), the capture file for
+    # reading too (it opens, and is then refused for what it is).
+    expected_errno = errno.ENXIO if name.endswith(".incomplete") else errno.EINVAL
+    assert (error.errno, error.filename) == (expected_errno, str(fifo))
     assert f"refusing capture file {fifo}: not a regular file (a FIFO)" in str(error)
     assert stat.S_ISFIFO(os.lstat(fifo).st_mode)  # left alone
 
@@ -213,6 +221,37 @@ def test_entries_that_are_not_regular_files_are_skipped_and_reported_once(
         f"capture directory: skipping {tmp_path}/fifo.capture.incomplete: a FIFO, not a capture file",
         f"capture directory: skipping {tmp_path}/link.capture.jsonl: a symlink, not a capture file",
     ]
+
+
+def test_devices_and_sockets_with_capture_names_are_named_for_what_they_are(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    try:
+        os.mknod(tmp_path / "chr.capture.jsonl", stat.S_IFCHR | 0o600, os.makedev(1, 3))
+        os.mknod(tmp_path / "blk.capture.jsonl", stat.S_IFBLK | 0o600, os.makedev(7, 0))
+    except PermissionError as exc:
+        require_capability("mknod (root)", False, f"makes device nodes: {exc}")
+    monkeypatch.chdir(tmp_path)  # a short socket address
+    with socket.socket(socket.AF_UNIX) as sock:
+        sock.bind("sock.capture.incomplete")
+        store = CaptureStore(tmp_path)
+        with caplog.at_level(logging.WARNING, logger="model_call_capture.store"):
+            assert store.rollout_ids() == []
+        assert sorted(r.getMessage() for r in caplog.records) == [
+            f"capture directory: skipping {tmp_path}/{name}: {kind}, not a capture file"
+            for name, kind in [
+                ("blk.capture.jsonl", "a block device"),
+                ("chr.capture.jsonl", "a character device"),
+                ("sock.capture.incomplete", "a socket"),
+            ]
+        ]
+        with pytest.raises(
+            NotARegularFileError, match=r"not a regular file \(a character device\)"
+        ) as info:
+            store.read("chr")
+        assert (info.value.errno, info.value.filename) == (errno.EINVAL, str(store.path("chr")))
+        with pytest.raises(OSError, match=r"not a regular file \(a character device\)"):
+            store.append("chr", _line("c"))
 
 
 # -- 20: the directory's mode under any umask ---------------------------------------------
