@@ -652,3 +652,41 @@ def test_a_body_whose_numbers_grow_when_written_again_is_kept_as_text() -> None:
     ]
     small = b'{"x":[9e15]}'
     assert build_line(facts(request_body=small, max_bytes=cap)).request == {"x": [9e15]}
+
+
+def test_a_kept_stream_text_over_its_bound_is_cut_with_a_gap_naming_it() -> None:
+    line = build_line(
+        facts(
+            request_body=b"",
+            started=True,
+            status=200,
+            stream=True,
+            stream_result=STREAM_OK,
+            raw=SSE,
+            keep_raw="always",
+            max_bytes=10,
+        )
+    )
+    assert (line.response_raw, line.capture_cut) == ('data: {"id', True)
+    assert line.gaps == [
+        ObservationGap(
+            code="raw_text_cut", detail="response_raw: " + CUT_GAP.format(n=len(SSE)) + CUT_WHY
+        )
+    ]
+
+
+def test_a_body_kept_as_json_up_to_exactly_the_cap_once_written_again() -> None:
+    body = b'{"a":1e15}'  # written again as {"a":1000000000000000.0}: 24 bytes
+    kept = build_line(facts(request_body=b"", started=True, status=200, body=body, max_bytes=24))
+    assert (kept.response, kept.response_raw, kept.gaps) == ({"a": 1e15}, UNSET, UNSET)
+    as_text = build_line(facts(request_body=b"", started=True, status=200, body=body, max_bytes=23))
+    assert (as_text.response, as_text.response_raw) == (None, '{"a":1e15}')
+    assert [gap.code for gap in as_text.gaps or ()] == ["payload_as_text"]
+
+
+def test_a_body_that_is_not_json_under_a_tiny_cap_is_a_parse_error_not_kept_for_its_size() -> None:
+    # "null", what a body that is not JSON would be written as, takes 4 bytes: more than
+    # this cap, but such a body is text because it is not JSON, not because of its size.
+    line = build_line(facts(request_body=b"", started=True, status=200, body=b"abc", max_bytes=3))
+    assert (line.response, line.response_raw) == (None, "abc")
+    assert (line.error_category, line.gaps) == ("capture_parse_error", UNSET)
