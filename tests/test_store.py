@@ -407,11 +407,12 @@ def test_a_write_cut_inside_a_batch_fails_only_the_lines_not_written_whole(
     assert len(lines) == 5 and damaged == 1  # the cut line, alone on its line
 
 
+@pytest.mark.parametrize("step", [7, 1])
 def test_short_writes_are_completed_and_the_end_is_remembered(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, step: int
 ) -> None:
     # A regular file writes short only when the disk is nearly full or a signal lands:
-    # injected at the OS calls, every write takes at most a few bytes.
+    # injected at the OS calls, every write takes at most a few bytes (one, at worst).
     store = CaptureStore(tmp_path)
     store.append("r", _line("first"))
     fsync = _HeldFsync()
@@ -421,7 +422,7 @@ def test_short_writes_are_completed_and_the_end_is_remembered(
         return real_write(fd, b"".join(buffers)[:10])
 
     def short_write(fd: int, data: bytes) -> int:
-        return real_write(fd, bytes(data[:7]))
+        return real_write(fd, bytes(data[:step]))
 
     monkeypatch.setattr(os, "fsync", fsync)
     monkeypatch.setattr(os, "writev", short_writev)
@@ -945,8 +946,10 @@ def test_a_filesystem_without_flock_still_captures(
         store.clear("r")
     assert not store.path("r").exists()
     warnings = [r.getMessage() for r in caplog.records]
-    assert len(warnings) == 1  # once, not once per append
-    assert "does not support flock (No locks available)" in warnings[0]
+    assert warnings == [  # once, not once per append
+        "capture files: the filesystem does not support flock (No locks available); appends "
+        "from several hosts to one rollout file are not serialized"
+    ]
 
 
 def test_other_flock_errors_fail_the_append(

@@ -288,6 +288,36 @@ def test_created_directories_get_the_store_mode_whatever_the_umask(
         assert stat.S_IMODE(path.stat().st_mode) == 0o600, path
 
 
+@pytest.mark.parametrize(("mask", "dir_mode"), [(0o000, 0o700), (0o077, 0o750)])
+def test_nothing_the_store_creates_is_ever_wider_than_its_modes(
+    tmp_path: Path,
+    umask: Callable[[int], None],
+    monkeypatch: pytest.MonkeyPatch,
+    mask: int,
+    dir_mode: int,
+) -> None:
+    # Not even for the moment between its creation and the chmod that fixes what the umask
+    # took away: a file or directory created open (mode 0777 under umask 0) could be
+    # opened by another user in that moment. The mode of each one the store changes is
+    # read just before the change.
+    before_and_after: list[tuple[int, int]] = []
+    real_fchmod = os.fchmod
+
+    def fchmod(fd: int, mode: int) -> None:
+        before_and_after.append((stat.S_IMODE(os.fstat(fd).st_mode), mode))
+        real_fchmod(fd, mode)
+
+    monkeypatch.setattr(os, "fchmod", fchmod)
+    store = CaptureStore(tmp_path / "a" / "captures", dir_mode=dir_mode)
+    umask(mask)
+    store.append("r", _line("c"))
+    store.mark_incomplete("r")
+    umask(0o022)
+    assert [(f"{b:04o}", f"{a:04o}") for b, a in before_and_after if b & ~a] == []
+    assert stat.S_IMODE((tmp_path / "a").stat().st_mode) == dir_mode
+    assert stat.S_IMODE(store.path("r").stat().st_mode) == 0o600
+
+
 def test_an_existing_directory_is_left_as_it_is(tmp_path: Path) -> None:
     root = tmp_path / "captures"
     root.mkdir()
