@@ -227,6 +227,25 @@ def test_creating_a_capture_file_fsyncs_its_directory(
     assert [kind for kind, _ in synced] == ["file", "root"]
 
 
+def test_a_failed_fsync_of_the_new_files_directory_fails_the_append_with_its_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # EIO from a directory's fsync: injected at the OS call (the real-EIO test of
+    # tests/reliability/test_disk_faults.py fails the file's own fsync).
+    real_fsync = os.fsync
+
+    def fsync(fd: int) -> None:
+        if stat.S_ISDIR(os.fstat(fd).st_mode):
+            raise OSError(errno.EIO, "Input/output error")
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    store = CaptureStore(tmp_path / "captures")
+    with pytest.raises(OSError) as info:
+        store.append("r", _line("x"))
+    assert info.value.errno == errno.EIO
+
+
 def test_a_failed_fsync_fails_the_append(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # EIO cannot be provoked on this machine's disk without root: injected at the OS call.
     def failing_fsync(fd: int) -> None:

@@ -157,12 +157,14 @@ def test_a_file_that_is_not_privately_ours_is_refused(
 ) -> None:
     path = _planted(tmp_path / "r.capture.jsonl", mode=mode, uid=uid)
     store = CaptureStore(tmp_path)
-    with pytest.raises(OSError, match=f"refusing capture file {path}: {reason}"):
+    with pytest.raises(OSError, match=f"refusing capture file {path}: {reason}") as info:
         store.append("r", _line("c"))
+    assert (info.value.errno, info.value.filename) == (errno.EPERM, str(path))
     assert path.read_bytes() == b""
     incomplete = _planted(tmp_path / "r.capture.incomplete", mode=mode, uid=uid)
-    with pytest.raises(OSError, match=f"refusing capture file {incomplete}: {reason}"):
+    with pytest.raises(OSError, match=f"refusing capture file {incomplete}: {reason}") as info:
         store.mark_incomplete("r")
+    assert (info.value.errno, info.value.filename) == (errno.EPERM, str(incomplete))
 
 
 def test_a_mode_the_store_grants_itself_is_not_refused(tmp_path: Path) -> None:
