@@ -508,6 +508,36 @@ def test_a_batch_error_reaches_every_line_as_its_own_copy(
         assert exc.__cause__ is error
 
 
+def test_the_batch_leader_raises_the_error_itself_and_the_others_a_copy_of_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The batch's fsync fails (EIO injected at the OS call): its lines were written, so the
+    # file tells which thread led the batch (the first of it), and that thread raises the
+    # error whose cause is the fsync's own; the others raise copies caused by it.
+    store = CaptureStore(tmp_path)
+    fsync = _HeldFsync()
+    monkeypatch.setattr(os, "fsync", fsync)
+    threads, outcome = _start_batch(store, fsync, 3)
+    injected = OSError(errno.EIO, "Input/output error")
+
+    def failing_fsync(fd: int) -> None:
+        raise injected
+
+    monkeypatch.setattr(os, "fsync", failing_fsync)
+    fsync.release.set()
+    for t in threads:
+        t.join()
+    monkeypatch.undo()
+    ids = [json.loads(raw)["model_call_id"] for _, raw in store.iter_lines("r")]
+    assert ids[0] == "leader" and sorted(ids[1:]) == ["f0", "f1", "f2"]
+    batch_leader, *others = (outcome[i] for i in ids[1:])
+    assert isinstance(batch_leader, OSError) and batch_leader.__cause__ is injected
+    assert str(batch_leader) == "[Errno 5] fsync failed: Input/output error"
+    for exc in others:
+        assert isinstance(exc, OSError) and exc.__cause__ is batch_leader
+        assert str(exc) == str(batch_leader)
+
+
 def test_an_interrupted_batch_leader_fails_its_batch_and_releases_the_file(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
