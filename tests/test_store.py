@@ -384,6 +384,64 @@ def test_lines_appended_during_a_write_go_out_in_one_write_and_one_fsync(
     assert sorted(ids[2:]) == ["f0", "f1", "f2", "f3", "f4"]
 
 
+class _TwiceHeldFsync(_HeldFsync):
+    """`_HeldFsync`, and the second call (a batch's) waits too, until `release_second` is set."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.second_entered = threading.Event()
+        self.release_second = threading.Event()
+
+    def __call__(self, fd: int) -> None:
+        if self.calls != 1:
+            super().__call__(fd)
+            return
+        self.calls += 1
+        self.second_entered.set()
+        assert self.release_second.wait(10)
+        self.real(fd)
+
+
+def test_a_line_appended_while_a_batch_is_fsynced_waits_for_the_next_batch(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Group commit holds after the first batch too: a line appended while the batch of
+    # lines that queued behind the first write is in its fsync does not write on its own,
+    # it starts the next batch (a write of its own would be a fourth fsync).
+    store = CaptureStore(tmp_path)
+    store.append("r", _line("first"))  # created already: no directory fsync below
+    fsync = _TwiceHeldFsync()
+    monkeypatch.setattr(os, "fsync", fsync)
+    threads, outcome = _start_batch(store, fsync, 2)
+    fsync.release.set()
+    assert fsync.second_entered.wait(10)  # the batch of f0 and f1 is in its fsync
+    late = threading.Thread(target=lambda: store.append("r", _line("late")))
+    late.start()
+    path = os.fspath(store.path("r"))
+    waiting = False
+    for _ in range(500):
+        group = _writer._groups.get(path)
+        batch = None if group is None else group.pending
+        if batch is not None and len(batch.lines) == 1:
+            waiting = True
+            break
+        threading.Event().wait(0.01)
+    calls_while_held = fsync.calls
+    fsync.release_second.set()
+    for t in [*threads, late]:
+        t.join(10)
+    assert waiting, "the late line did not wait in the next batch"
+    assert calls_while_held == 2
+    assert fsync.calls == 3 and outcome == dict.fromkeys(["leader", "f0", "f1"])
+    assert sorted(ln.model_call_id or "" for ln in store.read("r")) == [
+        "f0",
+        "f1",
+        "first",
+        "late",
+        "leader",
+    ]
+
+
 def test_a_write_cut_inside_a_batch_fails_only_the_lines_not_written_whole(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
