@@ -227,6 +227,34 @@ def test_creating_a_capture_file_fsyncs_its_directory(
     assert [kind for kind, _ in synced] == ["file", "root"]
 
 
+def test_a_failed_read_back_or_first_write_fails_the_append_with_its_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # EIO reading back the last byte of a file another writer wrote, and ENOSPC on the
+    # first write of this process to a new file: injected at the OS calls.
+    store = CaptureStore(tmp_path)
+    store.path("r").write_bytes(b'{"model_call_id":"x"}\n')
+    store.path("r").chmod(0o600)
+
+    def failing_pread(fd: int, n: int, offset: int) -> bytes:
+        raise OSError(errno.EIO, "Input/output error")
+
+    def failing_write(fd: int, data: bytes) -> int:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "pread", failing_pread)
+    with pytest.raises(OSError) as read_back:
+        store.append("r", _line("a"))
+    monkeypatch.undo()
+    monkeypatch.setattr(os, "write", failing_write)
+    with pytest.raises(OSError) as first_write:
+        store.append("new", _line("a"))
+    monkeypatch.undo()
+    assert (read_back.value.errno, first_write.value.errno) == (errno.EIO, errno.ENOSPC)
+    assert [ln.model_call_id for ln in store.read("r")] == ["x"]
+    assert store.path("new").read_bytes() == b""
+
+
 def test_a_failed_fsync_of_the_new_files_directory_fails_the_append_with_its_error(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -442,19 +470,21 @@ def test_a_line_appended_while_a_batch_is_fsynced_waits_for_the_next_batch(
     ]
 
 
+@pytest.mark.parametrize(("whole", "part"), [(2, 10), (2, 0), (1, 0)])
 def test_a_write_cut_inside_a_batch_fails_only_the_lines_not_written_whole(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, whole: int, part: int
 ) -> None:
     # ENOSPC mid-batch cannot be timed on a real full disk: injected at the OS calls. The
-    # batch's writev writes two whole lines and part of the third; the retry of the rest
-    # fails, as on a disk that just filled up.
+    # batch's writev writes `whole` whole lines and `part` bytes of the next (0: the cut
+    # falls exactly between two lines); the retry of the rest fails, as on a disk that
+    # just filled up.
     store = CaptureStore(tmp_path)
     store.append("r", _line("first"))
     fsync = _HeldFsync()
     real_write = os.write
 
     def short_writev(fd: int, buffers: list[bytes]) -> int:
-        return real_write(fd, b"".join(buffers[:2]) + bytes(buffers[2][:10]))
+        return real_write(fd, b"".join(buffers[:whole]) + bytes(buffers[whole][:part]))
 
     def full_write(fd: int, data: bytes) -> int:
         if fsync.release.is_set():
@@ -472,16 +502,17 @@ def test_a_write_cut_inside_a_batch_fails_only_the_lines_not_written_whole(
 
     returned = {call_id for call_id, exc in outcome.items() if exc is None}
     failed = {call_id: exc for call_id, exc in outcome.items() if exc is not None}
-    assert len(returned) == 3 and "leader" in returned  # the leader and two whole lines
-    assert len(failed) == 2
+    assert len(returned) == 1 + whole and "leader" in returned  # the leader, the whole lines
+    assert len(failed) == 4 - whole
     assert all(isinstance(exc, OSError) and exc.errno == errno.ENOSPC for exc in failed.values())
     assert fsync.calls == 2  # the whole lines of the cut batch were still made durable
     store.append("r", _line("after"))
     lines, damaged = store.read_available("r")
     assert [line.model_call_id for _, line in lines][:2] == ["first", "leader"]
-    assert {line.model_call_id for _, line in lines[2:4]} == returned - {"leader"}
+    assert {line.model_call_id for _, line in lines[2 : 2 + whole]} == returned - {"leader"}
     assert lines[-1][1].model_call_id == "after"
-    assert len(lines) == 5 and damaged == 1  # the cut line, alone on its line
+    assert len(lines) == 3 + whole
+    assert damaged == (1 if part else 0)  # the cut line, alone on its line
 
 
 @pytest.mark.parametrize("step", [7, 1])
