@@ -109,10 +109,16 @@ def test_append_accepts_encoded_bytes_and_adds_the_newline(tmp_path: Path) -> No
     assert store.path("r").read_bytes() == b'{"model_call_id":"x"}\n{"model_call_id":"y"}\n'
 
 
-@pytest.mark.parametrize("data", [b'{"a":1}\n{"b":2}\n', b"", b"\n", b"  \n"])
+@pytest.mark.parametrize(
+    "data",
+    # two lines; empty; blank; a line after a newline; a line and a blank line after it
+    [b'{"a":1}\n{"b":2}\n', b"", b"\n", b"  \n", b'\n{"a":1}', b'{"a":1}\n\n'],
+)
 def test_append_refuses_bytes_that_are_not_one_line(tmp_path: Path, data: bytes) -> None:
-    with pytest.raises(ValueError, match="one non-empty line"):
-        CaptureStore(tmp_path).append("r", data)
+    store = CaptureStore(tmp_path)
+    with pytest.raises(ValueError, match="^a capture line must be one non-empty line of JSON$"):
+        store.append("r", data)
+    assert not store.exists("r")
 
 
 def test_lines_that_a_stdlib_encoder_would_lose_round_trip(tmp_path: Path) -> None:
