@@ -63,6 +63,24 @@ def test_invalid_rollout_id_is_refused_before_touching_a_path(tmp_path: Path) ->
     assert not root.exists()
 
 
+def test_an_id_that_is_not_a_plain_string_cannot_take_a_validated_ids_file(tmp_path: Path) -> None:
+    # The store remembers the paths of ids it validated: a str subclass that hashes and
+    # compares like one of them, or an id that is not a string at all, is validated itself.
+    class Lookalike(str):
+        def __eq__(self, other: object) -> bool:
+            return True
+
+        def __hash__(self) -> int:
+            return hash("a")
+
+    store = CaptureStore(tmp_path)
+    store.append("a", _line("mine"))
+    for rollout_id in (Lookalike("../escape"), ["a"]):
+        with pytest.raises(InvalidRolloutIdError):
+            store.append(rollout_id, _line("theirs"))  # type: ignore[arg-type]
+    assert [ln.model_call_id for ln in store.read("a")] == ["mine"]
+
+
 # -- appending -----------------------------------------------------------------------------
 
 
@@ -116,7 +134,7 @@ def test_append_accepts_encoded_bytes_and_adds_the_newline(tmp_path: Path) -> No
 )
 def test_append_refuses_bytes_that_are_not_one_line(tmp_path: Path, data: bytes) -> None:
     store = CaptureStore(tmp_path)
-    with pytest.raises(ValueError, match="^a capture line must be one non-empty line of JSON$"):
+    with pytest.raises(ValueError, match=r"^a capture line must be one non-empty line of JSON$"):
         store.append("r", data)
     assert not store.exists("r")
 

@@ -28,7 +28,7 @@ from conftest import require_capability
 from model_call_capture.collection import build_model_call_capture
 from model_call_capture.contracts import CaptureLine
 from model_call_capture.errors import NotARegularFileError
-from model_call_capture.store import CaptureStore, _mounts
+from model_call_capture.store import CaptureStore, _mounts, _store
 
 from .apps import CHAT_REPLY, capturing, reply_app
 
@@ -464,3 +464,22 @@ def test_a_capture_dir_on_a_nolock_mount_is_warned_about_once(
     assert first == again == f"nfs mount {mount.mount_point} with local_lock=all,nolock"
     assert len(caplog.records) == 1
     assert "concurrent appends from several hosts" in caplog.records[0].getMessage()
+
+
+def test_a_store_reads_the_mount_table_once_at_its_first_append(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Once per store, before its first line: not never (no warning), nor once per append
+    # (a read of the whole mount table on every captured call). Spied at the store's call.
+    checked: list[Path] = []
+    real = _store.warn_if_appends_may_be_lost
+
+    def check(root: Path) -> str | None:
+        checked.append(root)
+        return real(root)
+
+    monkeypatch.setattr(_store, "warn_if_appends_may_be_lost", check)
+    store = CaptureStore(tmp_path / "captures")
+    for i in range(3):
+        store.append("r", _line(f"c{i}"))
+    assert checked == [tmp_path / "captures"]
