@@ -483,3 +483,52 @@ def test_a_store_reads_the_mount_table_once_at_its_first_append(
     for i in range(3):
         store.append("r", _line(f"c{i}"))
     assert checked == [tmp_path / "captures"]
+
+
+def _mount_line(number: int, device: tuple[int, int], point: str, fs: str, options: str) -> str:
+    """One mountinfo line (proc(5)): the mount point as given (no escapes needed here)."""
+    major, minor = device
+    return f"{number} 1 {major}:{minor} / {point} rw,relatime - {fs} src {options}\n"
+
+
+def test_the_mount_of_a_path_is_the_deepest_one_of_its_device_that_contains_it(
+    tmp_path: Path,
+) -> None:
+    # A hand-written table around this machine's real directories: the path's device is
+    # real (mount_of stats it), the mounts listed are not.
+    (tmp_path / "BOX" / "inner").mkdir(parents=True)
+    st_dev = tmp_path.stat().st_dev
+    device = (os.major(st_dev), os.minor(st_dev))
+    other = (device[0] + 1, device[1])
+    table = "".join(
+        [
+            _mount_line(1, device, "/", "ext4", "rw"),
+            # the same device mounted deeper, at a point whose name ends in "X"
+            _mount_line(2, device, f"{tmp_path}/BOX", "nfs", "rw,nolock"),
+            # the same device at a point that does not contain the path
+            _mount_line(3, device, f"{tmp_path}/elsewhere/deeper/still/deeper", "ext4", "rw"),
+            # deeper still, but another device: the path is not on it
+            _mount_line(4, other, f"{tmp_path}/BOX/inner", "ext4", "rw"),
+        ]
+    )
+    mounts = _mounts.parse_mountinfo(table)
+    found = _mounts.mount_of(tmp_path / "BOX" / "inner" / "not-yet" / "captures", mounts)
+    assert found is not None and (found.mount_point, found.fs_type) == (f"{tmp_path}/BOX", "nfs")
+    assert _mounts.mount_of(tmp_path / "BOX", mounts) == found  # the mount point itself
+
+
+def test_a_mount_table_that_is_not_utf8_is_still_read(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Mount points are bytes: mountinfo escapes only space, tab, newline and backslash.
+    st_dev = tmp_path.stat().st_dev
+    device = (os.major(st_dev), os.minor(st_dev))
+    table = tmp_path / "mountinfo"
+    table.write_bytes(
+        _mount_line(1, device, "/mnt/caf\xe9", "ext4", "rw").encode("latin-1")
+        + _mount_line(2, device, "/", "nfs", "rw,nolock").encode()
+    )
+    with caplog.at_level(logging.WARNING, logger="model_call_capture.store"):
+        reason = _mounts.warn_if_appends_may_be_lost(tmp_path / "captures", table)
+    assert reason == "nfs mount / with nolock"
+    assert len(caplog.records) == 1
