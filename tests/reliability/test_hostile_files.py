@@ -532,3 +532,30 @@ def test_a_mount_table_that_is_not_utf8_is_still_read(
         reason = _mounts.warn_if_appends_may_be_lost(tmp_path / "captures", table)
     assert reason == "nfs mount / with nolock"
     assert len(caplog.records) == 1
+
+
+def test_each_capture_dir_on_a_nolock_mount_is_warned_about_at_its_first_check(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    st_dev = tmp_path.stat().st_dev
+    table = tmp_path / "mountinfo"
+    table.write_text(_mount_line(1, (os.major(st_dev), os.minor(st_dev)), "/", "nfs", "nolock"))
+    first, second = tmp_path / "first", tmp_path / "second"
+    with caplog.at_level(logging.WARNING, logger="model_call_capture.store"):
+        _mounts.warn_if_appends_may_be_lost(first, table)
+        warned_at_first_check = [r.getMessage() for r in caplog.records]
+        _mounts.warn_if_appends_may_be_lost(first, table)
+        _mounts.warn_if_appends_may_be_lost(second, table)
+    assert warned_at_first_check == [
+        f"capture directory {first} is on an nfs mount / with nolock: flock is local to each "
+        "host there, so concurrent appends from several hosts to one rollout file can be "
+        "lost silently; write each host's captures to its own directory, or mount with "
+        "locking (docs/reliability.md)"
+    ]
+    assert [r.getMessage().split(" is on ")[0] for r in caplog.records] == [
+        f"capture directory {first}",
+        f"capture directory {second}",
+    ]
+    # A table that lists no mount holding the directory: nothing to say.
+    table.write_text(_mount_line(1, (0, 1), "/nowhere", "nfs", "nolock"))
+    assert _mounts.warn_if_appends_may_be_lost(tmp_path / "third", table) is None
