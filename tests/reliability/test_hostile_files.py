@@ -559,3 +559,9 @@ def test_each_capture_dir_on_a_nolock_mount_is_warned_about_at_its_first_check(
     # A table that lists no mount holding the directory: nothing to say.
     table.write_text(_mount_line(1, (0, 1), "/nowhere", "nfs", "nolock"))
     assert _mounts.warn_if_appends_may_be_lost(tmp_path / "third", table) is None
+
+
+def test_an_escaped_mount_point_that_is_not_utf8_once_unescaped_is_kept() -> None:
+    # "\040" is a space; "\377" a byte that is no UTF-8: replaced, the mount still listed.
+    (mount,) = _mounts.parse_mountinfo(_mount_line(1, (0, 60), "/mnt/a\\040b\\377", "nfs", "rw"))
+    assert mount.mount_point == "/mnt/a b\ufffd"
