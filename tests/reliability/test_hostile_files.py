@@ -565,3 +565,18 @@ def test_an_escaped_mount_point_that_is_not_utf8_once_unescaped_is_kept() -> Non
     # "\040" is a space; "\377" a byte that is no UTF-8: replaced, the mount still listed.
     (mount,) = _mounts.parse_mountinfo(_mount_line(1, (0, 60), "/mnt/a\\040b\\377", "nfs", "rw"))
     assert mount.mount_point == "/mnt/a b\ufffd"
+
+
+def test_every_mount_line_is_parsed_around_malformed_ones_and_empty_fields() -> None:
+    # A malformed line in the middle; a mount whose source is empty (`mount -t tmpfs ""`),
+    # which leaves an empty field between two spaces.
+    table = (
+        "70 1 0:70 / /first rw,noatime - tmpfs src rw,size=4k\n"
+        "not a mount line\n"
+        "71 1 0:71 / /empty-source ro,nosuid - tmpfs  rw,size=8k\n"
+    )
+    mounts = _mounts.parse_mountinfo(table)
+    assert [(m.mount_point, m.fs_type, m.options) for m in mounts] == [
+        ("/first", "tmpfs", frozenset({"rw", "noatime", "size=4k"})),
+        ("/empty-source", "tmpfs", frozenset({"ro", "nosuid", "rw", "size=8k"})),
+    ]
