@@ -284,6 +284,9 @@ def written(text: str) -> int:
         (b"\x00" * 3, 18, ("\x00" * 3, False)),
         (b"\x00" * 4, 18, ("\x00" * 3, True)),  # six bytes each: \u0000
         (b"\x00" * 2, 5, ("", True)),  # not even the first escape fits
+        (b"\xff", 6, ("\\xff", False)),  # invalid, and six times its size fits
+        # a character cut at the end of the body is still written, as escapes
+        (b"\x00ab\xe2\x82", 20, ("\x00ab\\xe2\\x82", False)),
         (b"\xff\xfe", 8, ("\\xff\\xfe", False)),  # \\xNN, the backslash counted once
         (b"\xff\xfe", 6, ("\\xff\\x", True)),  # a cut may end inside an escape
         ("d\u00e9j\u00e0".encode(), 6, ("d\u00e9j\u00e0", False)),
@@ -300,6 +303,13 @@ def test_a_big_text_under_its_written_bound_is_kept_whole_across_slices() -> Non
     # and an "\u00e9" whose two bytes straddle the slice boundary: nothing is cut or added.
     data = b"a" * ((1 << 20) - 1) + "\u00e9".encode() + b"\x00" + b"b" * 1000
     assert text_within(data, 2 << 20) == ("a" * ((1 << 20) - 1) + "\u00e9\x00" + "b" * 1000, False)
+
+
+def test_a_big_text_is_cut_in_its_third_slice_where_the_cap_is_reached() -> None:
+    # Two 1 MiB slices of plain text fit; the cap is reached 600 bytes into the third,
+    # where a control byte takes 6: 100 of them fit.
+    data = b"a" * (2 << 20) + b"\x00" * 1000
+    assert text_within(data, (2 << 20) + 600) == ("a" * (2 << 20) + "\x00" * 100, True)
 
 
 @pytest.mark.parametrize("byte", [b"\x00", b"\x1f", b"\xff"])
