@@ -169,15 +169,17 @@ def test_a_symlink_in_the_directory_cannot_redirect_a_write(tmp_path: Path) -> N
     root.mkdir()
     outside = tmp_path / "outside.txt"
     outside.write_bytes(b"precious\n")
+    outside.chmod(0o600)  # a private file of ours: only the symlink refusal protects it
     (root / "r.capture.jsonl").symlink_to(outside)
     (root / "r.capture.incomplete").symlink_to(tmp_path / "elsewhere")
     store = CaptureStore(root)
 
-    with pytest.raises(OSError, match="symlink"):
+    # (tmp_path's own name holds "symlink": match the whole refusal)
+    with pytest.raises(OSError, match="refusing to follow a symlink at "):
         store.append("r", _line("x"))
-    with pytest.raises(OSError, match="symlink"):
+    with pytest.raises(OSError, match="refusing to follow a symlink at "):
         store.read("r")
-    with pytest.raises(OSError, match="symlink"):
+    with pytest.raises(OSError, match="refusing to follow a symlink at "):
         store.mark_incomplete("r")
     assert outside.read_bytes() == b"precious\n"
     assert not (tmp_path / "elsewhere").exists()
@@ -537,6 +539,47 @@ def test_a_write_cut_inside_a_batch_fails_only_the_lines_not_written_whole(
     assert lines[-1][1].model_call_id == "after"
     assert len(lines) == 3 + whole
     assert damaged == (1 if part else 0)  # the cut line, alone on its line
+
+
+def test_a_cut_batch_whose_fsync_fails_loses_its_whole_lines_to_the_fsync_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The batch's writev writes one whole line and 10 bytes of the next, the rest of the
+    # write fails (ENOSPC), then its fsync fails too (EIO): all injected at the OS calls.
+    store = CaptureStore(tmp_path)
+    store.append("r", _line("first"))
+    fsync = _HeldFsync()
+    real_write = os.write
+
+    def short_writev(fd: int, buffers: list[bytes]) -> int:
+        return real_write(fd, bytes(buffers[0]) + bytes(buffers[1][:10]))
+
+    def full_write(fd: int, data: bytes) -> int:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    def failing_fsync(fd: int) -> None:
+        raise OSError(errno.EIO, "Input/output error")
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    threads, outcome = _start_batch(store, fsync, 3)
+    monkeypatch.setattr(os, "writev", short_writev)
+    monkeypatch.setattr(os, "write", full_write)
+    monkeypatch.setattr(os, "fsync", failing_fsync)
+    fsync.release.set()
+    for t in threads:
+        t.join()
+    monkeypatch.undo()
+    assert outcome["leader"] is None
+    errors = sorted(
+        (exc.errno, str(exc))
+        for call_id, exc in outcome.items()
+        if call_id != "leader" and isinstance(exc, OSError)
+    )
+    assert errors == [
+        (errno.EIO, "[Errno 5] fsync failed: Input/output error"),  # the whole line
+        (errno.ENOSPC, "[Errno 28] No space left on device"),
+        (errno.ENOSPC, "[Errno 28] No space left on device"),
+    ]
 
 
 @pytest.mark.parametrize("step", [7, 1])
