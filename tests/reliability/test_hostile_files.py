@@ -28,7 +28,7 @@ from conftest import require_capability
 from model_call_capture.collection import build_model_call_capture
 from model_call_capture.contracts import CaptureLine
 from model_call_capture.errors import NotARegularFileError
-from model_call_capture.store import CaptureStore, _mounts, _store
+from model_call_capture.store import CaptureStore, _mounts
 
 from .apps import CHAT_REPLY, capturing, reply_app
 
@@ -472,13 +472,13 @@ def test_a_store_reads_the_mount_table_once_at_its_first_append(
     # Once per store, before its first line: not never (no warning), nor once per append
     # (a read of the whole mount table on every captured call). Spied at the store's call.
     checked: list[Path] = []
-    real = _store.warn_if_appends_may_be_lost
+    real = _mounts.warn_if_appends_may_be_lost
 
     def check(root: Path) -> str | None:
         checked.append(root)
         return real(root)
 
-    monkeypatch.setattr(_store, "warn_if_appends_may_be_lost", check)
+    monkeypatch.setattr("model_call_capture.store._store.warn_if_appends_may_be_lost", check)
     store = CaptureStore(tmp_path / "captures")
     for i in range(3):
         store.append("r", _line(f"c{i}"))
