@@ -25,12 +25,15 @@ from model_call_capture.contracts import (
 from model_call_capture.errors import (
     DamagedLineError,
     InvalidRolloutIdError,
+    LineTooLongError,
     UnsupportedFormatError,
 )
 from model_call_capture.records import (
     aggregate_model_call_metrics,
     aggregate_model_call_records,
     build_model_call_record,
+    iter_file_records,
+    iter_model_call_records,
     read_available_model_call_records,
     read_model_call_records,
 )
@@ -633,3 +636,41 @@ def test_records_read_in_bulk_are_not_tracked_by_the_cyclic_collector(tmp_path: 
         False,
         False,
     ]
+
+
+# -- record streams ------------------------------------------------------------------------
+
+
+def test_a_rollout_stream_skips_damaged_lines_unless_strict_and_keeps_the_raw_lines(
+    tmp_path: Path,
+) -> None:
+    store = _write(tmp_path, b'{"model_call_id":"a"}\n\n{bad\n{"model_call_id":"b"}')
+    stream = iter_model_call_records(store, "r")
+    assert [(r.call_index, r.model_call_id) for r in stream] == [(0, "a"), (2, "b")]
+    assert stream.damaged == 1
+    # The raw lines behind the records: 4 lines, the blank one included; the last one has
+    # no newline.
+    assert (stream.lines.count, stream.lines.unterminated) == (4, True)
+    with pytest.raises(DamagedLineError, match="line 1"):
+        list(iter_model_call_records(store, "r", strict=True))
+
+
+def test_a_file_stream_reads_any_name_with_its_own_line_cap(tmp_path: Path) -> None:
+    path = tmp_path / "exported.jsonl"
+    long_line = b'{"model_call_id":"' + b"x" * 60 + b'"}'
+    path.write_bytes(b'{"model_call_id":"a"}\n{bad\n' + long_line + b"\n")
+    stream = iter_file_records(path)
+    assert [(r.call_index, r.model_call_id) for r in stream] == [(0, "a"), (2, "x" * 60)]
+    assert (stream.damaged, stream.lines.count) == (1, 3)
+    with pytest.raises(DamagedLineError) as info:
+        list(iter_file_records(path, strict=True))
+    assert (info.value.path, info.value.line_index) == (path, 1)
+    assert str(path) in str(info.value)
+    # A 40-byte cap makes the 80-byte line damaged too.
+    capped = iter_file_records(path, max_line_bytes=40)
+    assert [r.model_call_id for r in capped] == ["a"]
+    assert capped.damaged == 2
+    path.write_bytes(b'{"model_call_id":"a"}\n' + long_line + b"\n")
+    with pytest.raises(LineTooLongError) as too_long:
+        list(iter_file_records(path, strict=True, max_line_bytes=40))
+    assert (too_long.value.line_index, too_long.value.size) == (1, 80)
