@@ -301,6 +301,36 @@ def test_a_failed_fsync_of_the_new_files_directory_fails_the_append_with_its_err
     assert info.value.errno == errno.EIO
 
 
+def test_after_a_failed_directory_fsync_appends_fail_until_the_directory_is_synced(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The new file stays when its directory's fsync fails, but its entry may not survive a
+    # crash: an append that returned then would claim a durability it lacks. EIO from the
+    # directory's fsync is injected at the OS call, twice, then the disk recovers.
+    real_fsync = os.fsync
+    directory_fsyncs: list[bool] = []  # True for each one that failed
+
+    def fsync(fd: int) -> None:
+        if stat.S_ISDIR(os.fstat(fd).st_mode):
+            directory_fsyncs.append(len(directory_fsyncs) < 2)
+            if directory_fsyncs[-1]:
+                raise OSError(errno.EIO, "Input/output error")
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    store = CaptureStore(tmp_path / "captures")
+    with pytest.raises(OSError):
+        store.append("r", _line("x"))
+    assert store.path("r").exists()
+    with pytest.raises(OSError) as again:
+        store.append("r", _line("y"))  # the file exists now: the directory is synced again
+    assert again.value.errno == errno.EIO
+    store.append("r", _line("z"))
+    store.append("r", _line("w"))
+    assert directory_fsyncs == [True, True, False]  # none once one succeeded
+    assert [ln.model_call_id for ln in store.read("r")] == ["z", "w"]
+
+
 def test_a_failed_fsync_fails_the_append(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # EIO cannot be provoked on this machine's disk without root: injected at the OS call.
     def failing_fsync(fd: int) -> None:
