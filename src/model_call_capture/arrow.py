@@ -75,6 +75,11 @@ _COLUMNS: tuple[tuple[str, str], ...] = (
     ("latency_total_ms", "float"),
     ("latency_ttft_ms", "float"),
     ("capture_cut", "bool"),
+    ("client_session_id", "str"),
+    ("upstream_attempted", "bool"),
+    ("response_source", "str"),
+    ("upstream_status_code", "int"),
+    ("local_response_reason", "str"),
 )
 _KINDS = dict(_COLUMNS)
 # Where each column's value sits in a record's fields (`msgspec.structs.astuple`).

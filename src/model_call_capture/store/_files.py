@@ -90,6 +90,8 @@ def open_or_create(path: str | Path, flags: int, creation: Creation) -> int:
         raise explain_symlink(exc, path) from exc
     try:
         check_own_file(fd, path, creation.file_mode)
+        if _UNSYNCED_DIRS and creation.root in _UNSYNCED_DIRS:
+            _sync_dir(creation.root)
     except BaseException:
         os.close(fd)
         raise
@@ -181,15 +183,28 @@ def _create(path: str | Path, flags: int, creation: Creation) -> int:
         st = os.fstat(fd)
         if stat.S_ISREG(st.st_mode) and stat.S_IMODE(st.st_mode) != creation.file_mode:
             os.fchmod(fd, creation.file_mode)  # the store's mode, not what the umask left
-        dir_fd = os.open(creation.root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-        try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)
+        _sync_dir(creation.root)
     except BaseException:
         os.close(fd)
         raise
     return fd
+
+
+# Directories whose fsync after a file was created in them failed. The file stays (another
+# writer may already be appending to it), so its entry is not known to be durable: every
+# later open of a file there fsyncs the directory again, and so fails, until one succeeds.
+_UNSYNCED_DIRS: set[Path] = set()
+
+
+def _sync_dir(root: Path) -> None:
+    """fsync the directory `root`; remembered in `_UNSYNCED_DIRS` while that fails."""
+    _UNSYNCED_DIRS.add(root)
+    dir_fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)
+    _UNSYNCED_DIRS.discard(root)
 
 
 def open_for_reading(path: Path) -> int | None:
