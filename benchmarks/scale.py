@@ -6,7 +6,10 @@ without `--payloads`), `mcc validate`, `read_model_call_records` over every roll
 DuckDB's `read_json` with the same questions (stats in SQL; `COPY ... TO parquet` without
 and with the payload columns). For each: wall time, lines per second, peak RSS (of the
 largest process of the command's tree, as GNU time reports it: a command that runs worker
-processes, such as `mcc export --jobs`, uses more in all) and the size of what it wrote.
+processes, such as `mcc export --jobs`, uses more in all), CPU seconds (user + system of
+the whole tree: on a loaded machine the steadier figure) and the size of what it wrote.
+The export without payloads also runs on one core on both sides (`--jobs 1`, DuckDB
+`SET threads TO 1`).
 The machine is shared: figures are noisy, compare rows of one run only.
 """
 
@@ -67,6 +70,12 @@ _DUCK_COPY = """
 import duckdb
 duckdb.sql('''COPY (SELECT {columns} FROM {source}) TO '{out}' (FORMAT parquet)''')
 """
+# The same on one thread, beside `mcc export --jobs 1`: both sides on one core.
+_DUCK_COPY_1 = """
+import duckdb
+duckdb.sql("SET threads TO 1")
+duckdb.sql('''COPY (SELECT {columns} FROM {source}) TO '{out}' (FORMAT parquet)''')
+"""
 
 
 @dataclass
@@ -77,6 +86,8 @@ class Measure:
     seconds: float
     peak_rss: int
     """Bytes (`ru_maxrss` of the process)."""
+    cpu: float
+    """CPU seconds (user + system) of the command and every process it waited for."""
     output_bytes: int
     ok: bool
     error: str = ""
@@ -95,18 +106,23 @@ def _run(what: str, argv: list[str], out: Path | None) -> Measure:
         tempfile.NamedTemporaryFile("r") as rss,
     ):
         code = subprocess.call(
-            ["/usr/bin/time", "-f", "%M", "-o", rss.name, *argv], stdout=stdout, stderr=stderr
+            ["/usr/bin/time", "-f", "%M %U %S", "-o", rss.name, *argv],
+            stdout=stdout,
+            stderr=stderr,
         )
         seconds = time.perf_counter() - started
         stdout.seek(0)
         stderr.seek(0)
         printed = len(stdout.read())
         error = stderr.read().decode(errors="replace").strip().splitlines()
-        peak_kib = int(rss.read().split()[-1])
+        peak_kib, user, system = rss.read().split()[-3:]
     size = out.stat().st_size if out is not None and out.exists() else printed
     # `mcc validate` exits 1 on invalid lines; the generated failures are valid lines.
     ok = code == 0
-    return Measure(what, seconds, peak_kib * 1024, size, ok, "" if ok else (error or ["?"])[-1])
+    cpu = float(user) + float(system)
+    return Measure(
+        what, seconds, int(peak_kib) * 1024, cpu, size, ok, "" if ok else (error or ["?"])[-1]
+    )
 
 
 def _commands(root: Path, work: Path) -> list[tuple[str, list[str], Path | None]]:
@@ -133,6 +149,16 @@ def _commands(root: Path, work: Path) -> list[tuple[str, list[str], Path | None]
             work / "duck.parquet",
         ),
         (
+            "mcc export --jobs 1 (one core)",
+            [*mcc, "export", str(root), "--jobs", "1", "--out", str(work / "mcc-1.parquet")],
+            work / "mcc-1.parquet",
+        ),
+        (
+            "duckdb COPY TO parquet, one thread",
+            duck(_DUCK_COPY_1, columns=cols, out=str(work / "duck-1.parquet")),
+            work / "duck-1.parquet",
+        ),
+        (
             "mcc export --payloads",
             [*mcc, "export", str(root), "--payloads", "--out", str(work / "mcc-p.parquet")],
             work / "mcc-p.parquet",
@@ -149,15 +175,16 @@ def _commands(root: Path, work: Path) -> list[tuple[str, list[str], Path | None]
 
 def _table(measures: list[Measure], lines: int) -> str:
     out = [
-        "| command | seconds | lines/s | peak RSS | output |",
-        "|---|---|---|---|---|",
+        "| command | seconds | lines/s | CPU s | peak RSS | output |",
+        "|---|---|---|---|---|---|",
     ]
     for m in measures:
         if not m.ok:
-            out.append(f"| {m.what} | failed | - | {_mb(m.peak_rss)} | {m.error[:120]} |")
+            out.append(f"| {m.what} | failed | - | - | {_mb(m.peak_rss)} | {m.error[:120]} |")
             continue
         out.append(
-            f"| {m.what} | {m.seconds:.1f} | {lines / m.seconds:,.0f} | {_mb(m.peak_rss)} "
+            f"| {m.what} | {m.seconds:.1f} | {lines / m.seconds:,.0f} | {m.cpu:.1f} "
+            f"| {_mb(m.peak_rss)} "
             f"| {_mb(m.output_bytes)} |"
         )
     return "\n".join(out)

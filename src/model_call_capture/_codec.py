@@ -9,10 +9,14 @@ such bodies are kept as raw text instead of being lost at write time.
 
 from __future__ import annotations
 
+import ctypes
+import functools
 import gc
-from collections.abc import Iterator
+import os
+import threading
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, cast
 
 import msgspec
 
@@ -23,6 +27,7 @@ __all__ = [
     "decode_object",
     "encode",
     "encode_line",
+    "kept_heap",
     "raw_text",
     "to_builtins",
 ]
@@ -93,9 +98,64 @@ def raw_text(data: bytes | bytearray | memoryview) -> str:
     return bytes(data).decode("utf-8", errors="backslashreplace")
 
 
+# glibc `mallopt` parameters: free memory kept on top of the heap; the size from which a
+# block gets its own mapping.
+_M_TOP_PAD = -2
+_M_MMAP_THRESHOLD = -3
+_KEPT_MMAP_THRESHOLD = 4 << 20
+_GLIBC_TOP_PAD = 128 * 1024  # its default
+_KEPT_TOP_PAD = 16 << 20
+_kept_depth = 0  # blocks running (in any thread)
+_kept_lock = threading.Lock()
+
+
+@functools.cache
+def _mallopt() -> Callable[[int, int], int] | None:
+    tuned = ("MALLOC_TOP_PAD_", "MALLOC_MMAP_THRESHOLD_", "GLIBC_TUNABLES")
+    if any(name in os.environ for name in tuned):
+        return None  # the user tuned the allocator: leave it
+    try:
+        return cast("Callable[[int, int], int]", ctypes.CDLL(None).mallopt)
+    except (AttributeError, OSError):  # not glibc
+        return None
+
+
+@contextmanager
+def kept_heap() -> Iterator[None]:
+    """While the block runs, keep freed C heap for the next line instead of giving it back.
+
+    Reading capture files makes a new buffer of tens of kilobytes per line, freed before
+    the next: glibc gave the top of its heap back to the system after nearly every line,
+    and served each 1 MiB read chunk with a fresh `mmap`, then faulted the same pages in
+    again (docs/performance.md, "Scale": about 40% of the time of an export without
+    payloads). In the block glibc keeps 16 MiB of free heap on top (`M_TOP_PAD`, default
+    128 KiB) and serves blocks up to 4 MiB from the heap (`M_MMAP_THRESHOLD`, default
+    128 KiB); a longer line still gets its own mapping, given back when freed. Blocks
+    nest, in any thread; the pad comes back to its default when the last ends. The 4 MiB
+    threshold stays: glibc raises its threshold by itself (up to 32 MiB) as big blocks are
+    freed, but stops once a parameter was set, and 4 MiB is nearer where it would be than
+    its 128 KiB start. Elsewhere than glibc, or when the user tuned the allocator
+    (`MALLOC_*_` variables, `GLIBC_TUNABLES`), a no-op.
+    """
+    global _kept_depth
+    mallopt = _mallopt()
+    with _kept_lock:
+        if mallopt is not None and _kept_depth == 0:
+            mallopt(_M_TOP_PAD, _KEPT_TOP_PAD)
+            mallopt(_M_MMAP_THRESHOLD, _KEPT_MMAP_THRESHOLD)
+        _kept_depth += 1
+    try:
+        yield
+    finally:
+        with _kept_lock:
+            _kept_depth -= 1
+            if mallopt is not None and _kept_depth == 0:
+                mallopt(_M_TOP_PAD, _GLIBC_TOP_PAD)
+
+
 @contextmanager
 def bulk_decoding() -> Iterator[None]:
-    """Pause the cyclic garbage collector while many documents are decoded.
+    """Pause the cyclic garbage collector while many documents are decoded (and `kept_heap`).
 
     Decoding a capture file allocates millions of containers, none of them in a cycle; the
     collector's generational passes over them took about 70% of a 100,000-line read
@@ -105,7 +165,8 @@ def bulk_decoding() -> Iterator[None]:
     was_enabled = gc.isenabled()
     gc.disable()
     try:
-        yield
+        with kept_heap():
+            yield
     finally:
         if was_enabled:
             gc.enable()

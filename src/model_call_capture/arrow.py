@@ -14,16 +14,16 @@ never fails an export. Free-form JSON (payloads, tool-call arguments) is JSON te
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import msgspec
 
 from . import _codec
-from .contracts import ModelCallRecord
-from .records import read_available_model_call_records
-from .store import CAPTURE_SUFFIX, CaptureStore
+from .contracts import ModelCallRecord, ModelRef, ToolCall
+from .records import iter_file_records
+from .store import CAPTURE_SUFFIX
 from .store._files import rollout_id_of
 
 if TYPE_CHECKING:
@@ -36,7 +36,6 @@ __all__ = [
     "RecordBatches",
     "iter_record_batches",
     "open_export_dataset",
-    "record_rows",
     "record_schema",
 ]
 
@@ -82,7 +81,10 @@ _COLUMNS: tuple[tuple[str, str], ...] = (
     ("upstream_status_code", "int"),
     ("local_response_reason", "str"),
 )
-_INT_COLUMNS = tuple(name for name, kind in _COLUMNS if kind == "int")
+_KINDS = dict(_COLUMNS)
+# Where each column's value sits in a record's fields (`msgspec.structs.astuple`).
+_FIELD_INDEX = {name: i for i, name in enumerate(ModelCallRecord.__struct_fields__)}
+_PAYLOAD_INDEXES = tuple(_FIELD_INDEX[name] for name in PAYLOAD_COLUMNS)
 
 DEFAULT_BATCH_BYTES = 64 << 20
 """Payload text after which a batch is cut even if it has fewer than `batch_size` rows."""
@@ -137,27 +139,85 @@ def _json_text(value: Any) -> str | None:
     return _codec.encode(value).decode()
 
 
-def record_rows(rollout_id: str, record: ModelCallRecord, payloads: bool) -> dict[str, Any]:
-    """One record as the plain values of its export row (ints not yet range-checked)."""
-    raw = msgspec.structs.asdict(record)  # keeps unread payloads as their JSON text
-    row: dict[str, Any] = {"rollout_id": rollout_id}
-    for name, kind in _COLUMNS[1:]:
-        value = raw[name]
-        if kind == "model_ref" and value is not None:
-            value = {"type": value.type, "name": value.name}
-        elif kind == "tool_calls":
-            value = [
-                {"call_id": c.call_id, "name": c.name, "arguments": _json_text(c.arguments)}
-                for c in value
-            ]
-        row[name] = value
-    if payloads:
-        for name in ("request", "response"):
-            row[name] = _json_text(raw[name])
-        for name in ("request_raw", "response_raw"):
-            value = raw[name]
-            row[name] = None if value is msgspec.UNSET else value
-    return row
+class _Columns:
+    """The rows of one batch being built, held column by column (no dict per row).
+
+    Records come in as tuples of their fields (`msgspec.structs.astuple`, in C); the
+    columns are cut out of them once, when the batch is built.
+    """
+
+    __slots__ = ("payloads", "rollout_ids", "rows", "size")
+
+    def __init__(self, payloads: bool) -> None:
+        self.payloads = payloads
+        self.rollout_ids: list[str] = []
+        self.rows: list[tuple[Any, ...]] = []
+        self.size = 0  # payload text (characters), for `batch_bytes`
+
+    def add(self, rollout_id: str, record: ModelCallRecord) -> None:
+        values = msgspec.structs.astuple(record)  # keeps unread payloads as their JSON text
+        if self.payloads:
+            fields = list(values)
+            for i in _PAYLOAD_INDEXES:
+                text = fields[i] = _json_text(fields[i])
+                if text is not None:
+                    self.size += len(text)
+            values = tuple(fields)
+        self.rollout_ids.append(rollout_id)
+        self.rows.append(values)
+
+    def batch(self, schema: pa.Schema) -> tuple[pa.RecordBatch, int]:
+        """The batch, and the number of values nulled because Arrow cannot hold them."""
+        import pyarrow as pa
+
+        fields = list(zip(*self.rows, strict=True))
+        arrays = [pa.array(self.rollout_ids, type=pa.string())]
+        out_of_range = 0
+        for field in list(schema)[1:]:
+            values = fields[_FIELD_INDEX[field.name]]
+            kind = _KINDS.get(field.name, "json")
+            if kind == "int":
+                array, nulled = _int_array(values)
+                out_of_range += nulled
+            elif kind == "model_ref":
+                array = _model_ref_array(values, field.type)
+            elif kind == "tool_calls":
+                array = _tool_calls_array(values, field.type)
+            else:
+                array = pa.array(values, type=field.type, from_pandas=False)
+            arrays.append(array)
+        return pa.RecordBatch.from_arrays(arrays, schema=schema), out_of_range
+
+
+def _int_array(values: Sequence[Any]) -> tuple[pa.Array, int]:
+    import pyarrow as pa
+
+    try:
+        return pa.array(values, type=pa.int64(), from_pandas=False), 0
+    except OverflowError:  # a count beyond int64 (a hand-made line): null, and counted
+        kept = [v if v is None or _INT64_MIN <= v <= _INT64_MAX else None for v in values]
+        nulled = sum(1 for v, k in zip(values, kept, strict=True) if v is not None and k is None)
+        return pa.array(kept, type=pa.int64(), from_pandas=False), nulled
+
+
+def _model_ref_array(values: Sequence[ModelRef | None], type_: pa.DataType) -> pa.Array:
+    import pyarrow as pa
+
+    rows = [None if v is None else {"type": v.type, "name": v.name} for v in values]
+    return pa.array(rows, type=type_, from_pandas=False)
+
+
+def _tool_calls_array(values: Sequence[list[ToolCall]], type_: pa.DataType) -> pa.Array:
+    import pyarrow as pa
+
+    rows = [
+        [
+            {"call_id": c.call_id, "name": c.name, "arguments": _json_text(c.arguments)}
+            for c in calls
+        ]
+        for calls in values
+    ]
+    return pa.array(rows, type=type_, from_pandas=False)
 
 
 class RecordBatches:
@@ -193,43 +253,29 @@ class RecordBatches:
         self, paths: Iterable[str | Path], batch_size: int, batch_bytes: int
     ) -> Iterator[pa.RecordBatch]:
         schema = record_schema(self.payloads)
-        rows: list[dict[str, Any]] = []
-        size = 0
+        columns = _Columns(self.payloads)
         for path in paths:
-            for row in self._file_rows(Path(path)):
-                rows.append(row)
-                if self.payloads:
-                    size += sum(len(row[p] or "") for p in PAYLOAD_COLUMNS)
-                if len(rows) >= batch_size or size >= batch_bytes:
-                    yield self._batch(rows, schema)
-                    rows, size = [], 0
-        if rows:
-            yield self._batch(rows, schema)
+            path = Path(path)
+            rollout_id = rollout_id_of(path.name)
+            if rollout_id is None or not path.name.endswith(CAPTURE_SUFFIX):
+                raise ValueError(f"{path}: not a capture file (<rollout_id>.capture.jsonl)")
+            # Records one at a time: without payloads, lines are decoded in one pass that
+            # skips them (`records.decode_line_without_payloads`), with the same values.
+            records = iter_file_records(path, payloads="lazy" if self.payloads else "omitted")
+            for record in records:
+                columns.add(rollout_id, record)
+                if len(columns.rows) >= batch_size or columns.size >= batch_bytes:
+                    yield self._batch(columns, schema)
+                    columns = _Columns(self.payloads)
+            self.damaged += records.damaged
+        if columns.rows:
+            yield self._batch(columns, schema)
 
-    def _file_rows(self, path: Path) -> Iterator[dict[str, Any]]:
-        rollout_id = rollout_id_of(path.name)
-        if rollout_id is None or not path.name.endswith(CAPTURE_SUFFIX):
-            raise ValueError(f"{path}: not a capture file (<rollout_id>.capture.jsonl)")
-        records, damaged = read_available_model_call_records(CaptureStore(path.parent), rollout_id)
-        self.damaged += damaged
-        for record in records:
-            yield record_rows(rollout_id, record, self.payloads)
-
-    def _batch(self, rows: list[dict[str, Any]], schema: pa.Schema) -> pa.RecordBatch:
-        import pyarrow as pa
-
-        for row in rows:
-            for name in _INT_COLUMNS:
-                value = row[name]
-                if value is not None and not _INT64_MIN <= value <= _INT64_MAX:
-                    row[name] = None
-                    self.out_of_range += 1
-        arrays = [
-            pa.array([row[field.name] for row in rows], type=field.type, from_pandas=False)
-            for field in schema
-        ]
-        self.rows += len(rows)
-        return pa.RecordBatch.from_arrays(arrays, schema=schema)
+    def _batch(self, columns: _Columns, schema: pa.Schema) -> pa.RecordBatch:
+        batch, out_of_range = columns.batch(schema)
+        self.out_of_range += out_of_range
+        self.rows += batch.num_rows
+        return batch
 
 
 def iter_record_batches(

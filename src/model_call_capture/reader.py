@@ -198,19 +198,28 @@ class RawLines:
                 if (line and not line.isspace()) or type(line) is OversizedLine:
                     yield (count if editor else index), line
                     index += 1
-            parts = (chunk[start:] if start else chunk).split(b"\n")
-            tail = parts.pop()
-            for part in parts:
+            # One line cut out at a time, not `split()`: a line is copied out of the chunk
+            # only once it is reached, so the consumer has dropped the line before and the
+            # allocator hands the same memory back; split's list of a chunk's lines made
+            # the heap grow and shrink by a chunk each time, every page faulted in anew.
+            find = chunk.find
+            end = len(chunk)
+            while (newline := find(b"\n", start)) >= 0:
                 count += 1
-                if part and not part.isspace():  # blank lines are skipped (no strip() copy)
-                    if len(part) > cap:
-                        part = _oversized(len(part))
-                    yield (count if editor else index), part
+                length = newline - start
+                if length > cap:
+                    yield (count if editor else index), _oversized(length)
                     index += 1
-            if tail:
-                held = len(tail)
+                elif length:
+                    part = chunk[start:newline]
+                    if not part.isspace():  # blank lines are skipped (no strip() copy)
+                        yield (count if editor else index), part
+                        index += 1
+                start = newline + 1
+            if start < end:
+                held = end - start
                 if held <= cap:
-                    pieces.append(tail)
+                    pieces.append(chunk[start:] if start else chunk)
         if held:
             count += 1
             line = b"".join(pieces) if held <= cap else _oversized(held)

@@ -10,24 +10,34 @@ records: a value no record reported stays null, never 0.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, Literal, TypeVar
 
 import msgspec
+from msgspec import UNSET
 
 from . import _codec
 from .contracts import CaptureLine, ModelCallMetrics, ModelCallRecord
 from .dialects import DIALECTS, Derived
-from .reader import DEFAULT_MAX_LINE_BYTES, CaptureLines, RawLines, decode_capture_line
+from .dialects.base import RequestView
+from .reader import (
+    DEFAULT_MAX_LINE_BYTES,
+    CaptureLines,
+    LineDecoder,
+    RawLines,
+    decode_capture_line,
+)
 from .store import CaptureStore, read_file_lines
 
 __all__ = [
+    "Payloads",
     "RecordStream",
     "aggregate_model_call_metrics",
     "aggregate_model_call_records",
     "build_model_call_record",
     "decode_line_lazily",
+    "decode_line_without_payloads",
     "iter_file_records",
     "iter_model_call_records",
     "read_available_model_call_records",
@@ -49,7 +59,20 @@ class _LazyLine(CaptureLine, kw_only=True):
     response: msgspec.Raw | msgspec.UnsetType = msgspec.UNSET  # type: ignore[assignment]
 
 
+class _HeadLine(CaptureLine, kw_only=True):
+    """A capture line decoded for its record's fields only, in one pass over its text.
+
+    The request is decoded straight into the members `derive` reads (`RequestView`, the
+    rest skipped in C), the response kept as JSON text for its dialect's view; every other
+    field is decoded and validated as `CaptureLine` does.
+    """
+
+    request: RequestView | None = None  # type: ignore[assignment]
+    response: msgspec.Raw | msgspec.UnsetType = msgspec.UNSET  # type: ignore[assignment]
+
+
 _lazy_line = msgspec.json.Decoder(_LazyLine)
+_head_line = msgspec.json.Decoder(_HeadLine)
 _NULL = ord("n")
 _OBJECT = ord("{")
 
@@ -70,25 +93,62 @@ def _object_text(payload: msgspec.Raw | msgspec.UnsetType) -> msgspec.Raw | None
     raise _NotAnObject
 
 
+def _request_members(view: RequestView | None) -> dict[str, Any] | None:
+    return None if view is None else msgspec.structs.asdict(view)
+
+
+def _decode_checked(
+    decoder: msgspec.json.Decoder[Any],
+    request: Callable[[Any], Any],
+    raw: bytes,
+    path: Path | None,
+    line_index: int | None,
+    fallback: LineDecoder,
+) -> CaptureLine:
+    """`decoder`'s line with `request` applied to its request, or `fallback`'s verdict.
+
+    A line the decoder refuses, or accepts where a full decode might not (a payload that
+    is not an object or null, bytes that are not UTF-8, which msgspec does not check in
+    text it skips), is decoded again by `fallback`, which raises its error or returns the
+    line as it reads it.
+    """
+    try:
+        line = decoder.decode(raw)
+        # A `CaptureLine` from here on: the response is an object's text or None.
+        line.request = request(line.request)
+        line.response = _object_text(line.response)
+    except (msgspec.DecodeError, UnicodeDecodeError, RecursionError, _NotAnObject):
+        return fallback(raw, path=path, line_index=line_index)
+    if not raw.isascii() and not _is_utf8(raw):
+        return fallback(raw, path=path, line_index=line_index)
+    # No `check_format`: `format` decoded as its v1 literal, so any other value was refused above.
+    return line  # type: ignore[no-any-return]
+
+
 def decode_line_lazily(raw: bytes, *, path: Path | None, line_index: int | None) -> CaptureLine:
     """Decode one line as `reader.decode_capture_line` does, leaving the payloads as JSON text.
 
-    Same verdict for every line: a line the lazy decode refuses, or accepts where a full
-    decode might not (a payload that is not an object or null, bytes that are not UTF-8,
-    which msgspec does not check in text it skips), is decoded again by
-    `decode_capture_line`, which raises its error or returns the line with decoded payloads.
+    Same verdict for every line (see `_decode_checked`; `decode_capture_line` decodes the
+    lines it cannot take): the payloads are an object's JSON text (`msgspec.Raw`) or
+    None, or dicts when the line had to be decoded again.
     """
-    try:
-        line = _lazy_line.decode(raw)
-        # A `CaptureLine` from here on: payloads are an object's text or None.
-        line.request = _object_text(line.request)  # type: ignore[assignment]
-        line.response = _object_text(line.response)  # type: ignore[assignment]
-    except (msgspec.DecodeError, UnicodeDecodeError, RecursionError, _NotAnObject):
-        return decode_capture_line(raw, path=path, line_index=line_index)
-    if not raw.isascii() and not _is_utf8(raw):
-        return decode_capture_line(raw, path=path, line_index=line_index)
-    # No `check_format`: `format` decoded as its v1 literal, so any other value was refused above.
-    return line
+    return _decode_checked(_lazy_line, _object_text, raw, path, line_index, decode_capture_line)
+
+
+def decode_line_without_payloads(
+    raw: bytes, *, path: Path | None, line_index: int | None
+) -> CaptureLine:
+    """Decode one line for a record without payloads: the verdict and values of `decode_line_lazily`.
+
+    One pass over the text: the request is decoded into the members `derive` reads
+    (`RequestView`; the rest is skipped, not kept) and the returned line's `request` is a
+    dict of those members only; its `response` is the response object's JSON text (or
+    None). A line this pass does not take as it is goes to `decode_line_lazily`, so every
+    line gives the record (or the error) it gives read with its payloads, down to the one
+    exception `decode_line_lazily` documents. For `build_model_call_record(...,
+    payloads=False)` only: the payloads of the returned line are incomplete.
+    """
+    return _decode_checked(_head_line, _request_members, raw, path, line_index, decode_line_lazily)
 
 
 def _is_utf8(raw: bytes) -> bool:
@@ -99,19 +159,40 @@ def _is_utf8(raw: bytes) -> bool:
     return True
 
 
+Payloads = Literal["lazy", "omitted"]
+"""How records read from a file hold `request`, `response`, `request_raw` and `response_raw`.
+
+- `lazy` (the default): `request` and `response` stay the line's JSON text until first
+  read, then are decoded once (`contracts.ModelCallRecord`); lines are judged with the
+  one exception in docs/compatibility.md.
+- `omitted`: the four payload fields are left unset (as in an attachment without
+  payloads) and the payloads skipped while each line is decoded in one pass
+  (`decode_line_without_payloads`); records and verdicts are those of `lazy` otherwise.
+"""
+
+_DECODERS: dict[str, LineDecoder] = {
+    "lazy": decode_line_lazily,
+    "omitted": decode_line_without_payloads,
+}
+
+
 class RecordStream:
     """The records of one capture file, built one at a time as it is iterated (bounded memory).
 
     `damaged` counts the damaged lines skipped so far (a strict stream raises
     `DamagedLineError` instead); `lines` are the file's raw lines (`count` once done).
+    `payloads` says how records hold their payloads (`Payloads`).
     """
 
-    __slots__ = ("_lines", "lines")
+    __slots__ = ("_keep", "_lines", "lines")
 
-    def __init__(self, lines: RawLines, path: Path, *, strict: bool) -> None:
+    def __init__(
+        self, lines: RawLines, path: Path, *, strict: bool, payloads: Payloads = "lazy"
+    ) -> None:
         self.lines = lines
         """The file's numbered raw lines."""
-        self._lines = CaptureLines(lines, path, strict=strict, decode=decode_line_lazily)
+        self._keep = payloads != "omitted"
+        self._lines = CaptureLines(lines, path, strict=strict, decode=_DECODERS[payloads])
 
     @property
     def damaged(self) -> int:
@@ -119,33 +200,40 @@ class RecordStream:
         return self._lines.damaged
 
     def __iter__(self) -> Iterator[ModelCallRecord]:
+        keep = self._keep
         with _codec.bulk_decoding():
             for index, line in self._lines:
-                yield build_model_call_record(line, index)
+                yield build_model_call_record(line, index, payloads=keep)
 
 
 def iter_model_call_records(
-    store: CaptureStore, rollout_id: str, *, strict: bool = False
+    store: CaptureStore, rollout_id: str, *, strict: bool = False, payloads: Payloads = "lazy"
 ) -> RecordStream:
     """The records of a rollout one at a time, in append order; see `RecordStream`."""
-    return RecordStream(store.lines(rollout_id), store.path(rollout_id), strict=strict)
+    path = store.path(rollout_id)
+    return RecordStream(store.lines(rollout_id), path, strict=strict, payloads=payloads)
 
 
 def iter_file_records(
-    path: Path, *, strict: bool = False, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
+    path: Path,
+    *,
+    strict: bool = False,
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+    payloads: Payloads = "lazy",
 ) -> RecordStream:
     """The records of the capture file at `path` (any name) one at a time; see `RecordStream`.
 
     Raises `NotARegularFileError` (an `OSError`) when iterated if `path` is a FIFO or a
     directory; a missing file has no records.
     """
-    return RecordStream(read_file_lines(path, max_line_bytes=max_line_bytes), path, strict=strict)
+    lines = read_file_lines(path, max_line_bytes=max_line_bytes)
+    return RecordStream(lines, path, strict=strict, payloads=payloads)
 
 
 def _read(
-    store: CaptureStore, rollout_id: str, *, strict: bool
+    store: CaptureStore, rollout_id: str, *, strict: bool, payloads: Payloads
 ) -> tuple[list[ModelCallRecord], int]:
-    stream = iter_model_call_records(store, rollout_id, strict=strict)
+    stream = iter_model_call_records(store, rollout_id, strict=strict, payloads=payloads)
     records = list(stream)
     return records, stream.damaged
 
@@ -168,13 +256,38 @@ def _known(value: _T | None | msgspec.UnsetType) -> _T | None:
     return None if isinstance(value, msgspec.UnsetType) else value
 
 
-def build_model_call_record(line: CaptureLine, call_index: int) -> ModelCallRecord:
+def build_model_call_record(
+    line: CaptureLine, call_index: int, *, payloads: bool = True
+) -> ModelCallRecord:
     """Build the typed record of one capture line at position `call_index` of its file.
 
     The record shares the line's payloads: its dicts, or the JSON text of a line read by
-    this module, which the record decodes when its payloads are first read.
+    this module, which the record decodes when its payloads are first read. Without
+    `payloads` the record's four payload fields are left unset.
     """
     d = _derive(line)
+    if not payloads:
+        return _record(line, call_index, d, UNSET, UNSET, UNSET, UNSET)
+    return _record(
+        line,
+        call_index,
+        d,
+        line.request,
+        line.response,
+        _known(line.request_raw),
+        _known(line.response_raw),
+    )
+
+
+def _record(
+    line: CaptureLine,
+    call_index: int,
+    d: Derived,
+    request: Any,
+    response: Any,
+    request_raw: str | None | msgspec.UnsetType,
+    response_raw: str | None | msgspec.UnsetType,
+) -> ModelCallRecord:
     return ModelCallRecord(
         model_call_id=line.model_call_id,
         response_id=d.response_id,
@@ -199,10 +312,10 @@ def build_model_call_record(line: CaptureLine, call_index: int) -> ModelCallReco
         error_category=line.error_category,
         latency_total_ms=line.latency_ms,
         latency_ttft_ms=line.latency_ttft_ms,
-        request=line.request,
-        response=line.response,
-        request_raw=_known(line.request_raw),
-        response_raw=_known(line.response_raw),
+        request=request,
+        response=response,
+        request_raw=request_raw,
+        response_raw=response_raw,
         capture_cut=line.capture_cut is True,
         client_session_id=_known(line.client_session_id),
         upstream_attempted=_known(line.upstream_attempted),
@@ -212,26 +325,29 @@ def build_model_call_record(line: CaptureLine, call_index: int) -> ModelCallReco
     )
 
 
-def read_model_call_records(store: CaptureStore, rollout_id: str) -> list[ModelCallRecord]:
+def read_model_call_records(
+    store: CaptureStore, rollout_id: str, *, payloads: Payloads = "lazy"
+) -> list[ModelCallRecord]:
     """Every record of a rollout, in append order.
 
     Raises `DamagedLineError` (a `ValueError`) naming the file and line when a line is
     damaged; use `read_available_model_call_records` to skip and count such lines.
-    A rollout without a capture file has no records. Payloads are decoded when first read.
+    A rollout without a capture file has no records. Payloads are decoded when first read
+    (`payloads="omitted"`: not kept, see `Payloads`).
     """
-    return _read(store, rollout_id, strict=True)[0]
+    return _read(store, rollout_id, strict=True, payloads=payloads)[0]
 
 
 def read_available_model_call_records(
-    store: CaptureStore, rollout_id: str
+    store: CaptureStore, rollout_id: str, *, payloads: Payloads = "lazy"
 ) -> tuple[list[ModelCallRecord], int]:
     """The records of every readable line, and the number of damaged lines skipped.
 
     A damaged line keeps its position: the records after it keep their `call_index`.
     The lines are judged as `CaptureStore.read_available` judges them; payloads are
-    decoded when first read.
+    decoded when first read (`payloads="omitted"`: not kept, see `Payloads`).
     """
-    return _read(store, rollout_id, strict=False)
+    return _read(store, rollout_id, strict=False, payloads=payloads)
 
 
 def _sum(values: Iterable[_N | None]) -> _N | None:

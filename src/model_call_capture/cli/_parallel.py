@@ -18,6 +18,8 @@ from typing import TypeVar
 
 import click
 
+from .. import _codec
+
 __all__ = ["default_jobs", "jobs_option", "map_files"]
 
 _P = TypeVar("_P")
@@ -54,7 +56,11 @@ def map_files(fn: Callable[[_P], _R], paths: Sequence[_P], jobs: int | None) -> 
     everything runs in this process. A worker's exception is raised here, in order,
     after the results of the files before its batch.
     """
-    jobs = default_jobs() if jobs is None else jobs
+    with _codec.kept_heap():  # for the whole run (forked workers inherit it)
+        yield from _map_files(fn, paths, default_jobs() if jobs is None else jobs)
+
+
+def _map_files(fn: Callable[[_P], _R], paths: Sequence[_P], jobs: int) -> Iterator[_R]:
     jobs = min(jobs, len(paths))
     # Workers are forked: they start without re-importing the package. A process with
     # other threads (`main()` called from a threaded program) could fork a copy of a lock

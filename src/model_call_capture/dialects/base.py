@@ -25,6 +25,7 @@ __all__ = [
     "NotObject",
     "Part",
     "Payload",
+    "RequestView",
     "StreamResult",
     "StreamState",
     "Terminal",
@@ -201,11 +202,18 @@ NotList: TypeAlias = None | bool | int | float | str | dict[str, Any]
 _View = TypeVar("_View")
 
 
-class _RequestView(msgspec.Struct, gc=False):
+class RequestView(msgspec.Struct, gc=False):
+    """The request members any dialect's `derive` reads (the rest is skipped unread).
+
+    A reader that keeps no payloads decodes a line's request straight into this view, in
+    the same pass as the line (`records.decode_line_without_payloads`), and hands `derive`
+    these members as a dict: a member a `derive` starts reading must be declared here.
+    """
+
     model: Any = None
 
 
-_request_view = msgspec.json.Decoder(_RequestView)
+_request_view = msgspec.json.Decoder(RequestView)
 
 
 def decode_view(payload: Payload, decoder: msgspec.json.Decoder[_View]) -> _View | None:

@@ -29,8 +29,9 @@ if TYPE_CHECKING:
 __all__ = [
     "ROW_GROUP_BYTES",
     "Counts",
+    "file_groups",
+    "group_table",
     "rollout_jsonl",
-    "rollout_table",
     "rollout_tables",
     "write_jsonl",
     "write_parquet",
@@ -40,6 +41,10 @@ ROW_GROUP_BYTES = 32 << 20
 """Arrow bytes after which a row group is cut before `--row-group-size` rows (payloads)."""
 
 _COMPACT_EVERY = 64
+
+# Files per table without payloads, and the fewest groups a directory is cut into.
+_GROUP_FILES = 32
+_MIN_GROUPS = 256
 
 _UNSET_PAYLOADS = dict.fromkeys(PAYLOAD_COLUMNS, msgspec.UNSET)
 
@@ -53,15 +58,15 @@ class Counts:
     out_of_range: int = 0
 
 
-def rollout_table(payloads: bool, path: Path) -> tuple[bytes, int, int]:
-    """One capture file as one Arrow table in IPC stream bytes, its damaged lines and nulled values.
+def group_table(payloads: bool, paths: Sequence[Path]) -> tuple[bytes, int, int]:
+    """Capture files as one Arrow table in IPC stream bytes, their damaged lines and nulled values.
 
     Bytes, because a process pool pickles results: one blob pickles far faster than a
     table of many small buffers.
     """
     import pyarrow as pa
 
-    batches = iter_record_batches([path], payloads=payloads)
+    batches = iter_record_batches(paths, payloads=payloads)
     table = pa.Table.from_batches(list(batches), schema=record_schema(payloads))
     sink = pa.BufferOutputStream()
     with pa.ipc.new_stream(sink, table.schema) as writer:
@@ -69,14 +74,29 @@ def rollout_table(payloads: bool, path: Path) -> tuple[bytes, int, int]:
     return sink.getvalue().to_pybytes(), batches.damaged, batches.out_of_range
 
 
+def file_groups(paths: Sequence[Path], payloads: bool) -> list[Sequence[Path]]:
+    """`paths` cut into the runs of files one worker reads into one table.
+
+    A table per file costs about a millisecond of Arrow and pickling whatever its rows,
+    more than the rows themselves without payloads, so several files share one; with
+    payloads a table is as big as its files, so each file keeps its own. The cut depends
+    on the paths only (never on `--jobs`), and leaves enough groups to keep every core busy.
+    """
+    size = 1 if payloads else max(1, min(_GROUP_FILES, len(paths) // _MIN_GROUPS))
+    return [paths[i : i + size] for i in range(0, len(paths), size)]
+
+
 def rollout_tables(
     paths: Sequence[Path], payloads: bool, jobs: int, counts: Counts
 ) -> Iterator[pa.Table]:
-    """The table of each capture file in order, read on `jobs` processes; `counts` grows."""
+    """The tables of the capture files in order, read on `jobs` processes; `counts` grows."""
     import pyarrow as pa
 
+    # pyarrow imports pandas (when installed) on its first conversion of Python values,
+    # which takes longer than reading many rollouts: once here, before the workers fork.
+    pa.array([0])
     for data, damaged, out_of_range in map_files(
-        functools.partial(rollout_table, payloads), paths, jobs
+        functools.partial(group_table, payloads), file_groups(paths, payloads), jobs
     ):
         table = pa.ipc.open_stream(data).read_all()
         counts.rows += table.num_rows
