@@ -315,7 +315,8 @@ def test_export_parquet_reads_back_with_duckdb_equal_to_the_records(
         "status_code", "response_status", "finish_reason", "started_at", "completed_at", "tokens_in",
         "tokens_out", "tokens_reasoning", "tokens_total", "cached_tokens", "cache_hit",
         "cache_creation_tokens", "tool_calls", "reasoning_content", "error_category", "latency_total_ms",
-        "latency_ttft_ms", "capture_cut",
+        "latency_ttft_ms", "capture_cut", "prompt_token_ids", "generation_token_ids",
+        "generation_log_probs", "derivation_problems",
     ]  # fmt: skip
     got = con.execute(
         f"select rollout_id, call_index, model_call_id, dialect, status_code, error_category, started_at,"

@@ -41,7 +41,7 @@ REF = ModelRef(type="responses_api_models", name="policy")
 
 def _record(**fields: Any) -> ModelCallRecord:
     base: dict[str, Any] = dict.fromkeys(ModelCallRecord.__struct_fields__)
-    base.update(call_index=0, tool_calls=[], capture_cut=False)
+    base.update(call_index=0, tool_calls=[], capture_cut=False, derivation_problems=msgspec.UNSET)
     base.update(fields)
     return ModelCallRecord(**base)
 
@@ -93,6 +93,9 @@ def test_line_fields_are_carried_over_and_unset_raw_texts_become_null() -> None:
         "request_raw": '"hello"',
         "response_raw": None,
         "capture_cut": False,
+        "prompt_token_ids": None,
+        "generation_token_ids": None,
+        "generation_log_probs": None,
     }
 
 
@@ -410,7 +413,8 @@ def test_payloads_are_decoded_once_on_first_read_and_changes_persist(tmp_path: P
     assert isinstance(response, dict) and record.response is response
     response["n"].append(3)
     assert _codec.encode(record).endswith(
-        b'"request":{"model":"m"},"response":{"id":"c1","n":[1,2,3]},"request_raw":null,"response_raw":null,"capture_cut":false}'
+        b'"request":{"model":"m"},"response":{"id":"c1","n":[1,2,3]},"request_raw":null,"response_raw":null,"capture_cut":false,'
+        b'"prompt_token_ids":null,"generation_token_ids":null,"generation_log_probs":null}'
     )
 
 
@@ -420,7 +424,8 @@ def test_an_unread_record_encodes_its_payload_text_verbatim_and_equals_the_decod
     store = _write(tmp_path, b'{"model_call_id":"a","request":{"model":"m"},"response":null}\n')
     (unread,) = read_model_call_records(store, "r")
     assert _codec.encode(unread).endswith(
-        b'"request":{"model":"m"},"response":null,"request_raw":null,"response_raw":null,"capture_cut":false}'
+        b'"request":{"model":"m"},"response":null,"request_raw":null,"response_raw":null,"capture_cut":false,'
+        b'"prompt_token_ids":null,"generation_token_ids":null,"generation_log_probs":null}'
     )
     (other,) = read_model_call_records(store, "r")
     assert other == _record(model_call_id="a", request={"model": "m"})

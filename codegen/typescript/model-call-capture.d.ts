@@ -199,6 +199,22 @@ export interface ModelCallRecord {
    * True when the per-call byte cap cut the captured payload.
    */
   capture_cut?: boolean;
+  /**
+   * The prompt's token ids as the server returned them; null when it did not (single-choice responses).
+   */
+  prompt_token_ids?: number[] | null;
+  /**
+   * The generated token ids as the server returned them; null when it did not.
+   */
+  generation_token_ids?: number[] | null;
+  /**
+   * The log-probability of each generated token; null when the server did not return them.
+   */
+  generation_log_probs?: number[] | null;
+  /**
+   * Why a derived field is null although the response held a value for it; absent when none.
+   */
+  derivation_problems?: ObservationGap[];
   [k: string]: unknown;
 }
 /**

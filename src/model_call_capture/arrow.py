@@ -8,7 +8,9 @@ run and every partition, whatever the values, so datasets of many runs concatena
 stay what the records hold, float64 Unix seconds, so a value is never rounded on the way.
 Counts are int64; a value Arrow cannot hold (a token count above int64 in a hand-made or
 hostile line) becomes null and is counted in `RecordBatches.out_of_range`, so one odd line
-never fails an export. Free-form JSON (payloads, tool-call arguments) is JSON text.
+never fails an export. Free-form JSON (payloads, tool-call arguments) is JSON text. Token
+ids are list<int32> (a record holds ids in 0 .. 2^31-1 only) and log-probs list<float32>,
+as trainers load them.
 """
 
 from __future__ import annotations
@@ -21,10 +23,11 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from . import _codec
-from .contracts import ModelCallRecord
+from .contracts import ModelCallRecord, TokenTrajectory
 from .records import read_available_model_call_records
 from .store import CAPTURE_SUFFIX, CaptureStore
 from .store._files import rollout_id_of
+from .trajectories import build_token_trajectories
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -34,10 +37,14 @@ __all__ = [
     "EXPORT_MANIFEST",
     "PAYLOAD_COLUMNS",
     "RecordBatches",
+    "TrajectoryBatches",
     "iter_record_batches",
+    "iter_trajectory_batches",
     "open_export_dataset",
     "record_rows",
     "record_schema",
+    "trajectory_rows",
+    "trajectory_schema",
 ]
 
 PAYLOAD_COLUMNS = ("request", "response", "request_raw", "response_raw")
@@ -76,6 +83,10 @@ _COLUMNS: tuple[tuple[str, str], ...] = (
     ("latency_total_ms", "float"),
     ("latency_ttft_ms", "float"),
     ("capture_cut", "bool"),
+    ("prompt_token_ids", "ids"),
+    ("generation_token_ids", "ids"),
+    ("generation_log_probs", "log_probs"),
+    ("derivation_problems", "gaps"),
 )
 _INT_COLUMNS = tuple(name for name, kind in _COLUMNS if kind == "int")
 
@@ -97,6 +108,14 @@ def _arrow_type(kind: str) -> pa.DataType:
     if kind == "tool_calls":
         return pa.list_(
             pa.struct([("call_id", pa.string()), ("name", pa.string()), ("arguments", pa.string())])
+        )
+    if kind == "ids":
+        return pa.list_(pa.field("element", pa.int32(), nullable=False))
+    if kind == "log_probs":
+        return pa.list_(pa.field("element", pa.float32(), nullable=False))
+    if kind == "gaps":
+        return pa.list_(
+            pa.field("element", pa.struct([("code", pa.string()), ("detail", pa.string())]))
         )
     if kind == "json":
         return pa.large_string()
@@ -145,6 +164,15 @@ def record_rows(rollout_id: str, record: ModelCallRecord, payloads: bool) -> dic
                 {"call_id": c.call_id, "name": c.name, "arguments": _json_text(c.arguments)}
                 for c in value
             ]
+        elif kind == "gaps":
+            value = (
+                None
+                if value is msgspec.UNSET
+                else [
+                    {"code": g.code, "detail": None if g.detail is msgspec.UNSET else g.detail}
+                    for g in value
+                ]
+            )
         row[name] = value
     if payloads:
         for name in ("request", "response"):
@@ -153,6 +181,13 @@ def record_rows(rollout_id: str, record: ModelCallRecord, payloads: bool) -> dic
             value = raw[name]
             row[name] = None if value is msgspec.UNSET else value
     return row
+
+
+def _rollout_id(path: Path) -> str:
+    rollout_id = rollout_id_of(path.name)
+    if rollout_id is None or not path.name.endswith(CAPTURE_SUFFIX):
+        raise ValueError(f"{path}: not a capture file (<rollout_id>.capture.jsonl)")
+    return rollout_id
 
 
 class RecordBatches:
@@ -202,9 +237,7 @@ class RecordBatches:
             yield self._batch(rows, schema)
 
     def _file_rows(self, path: Path) -> Iterator[dict[str, Any]]:
-        rollout_id = rollout_id_of(path.name)
-        if rollout_id is None or not path.name.endswith(CAPTURE_SUFFIX):
-            raise ValueError(f"{path}: not a capture file (<rollout_id>.capture.jsonl)")
+        rollout_id = _rollout_id(path)
         records, damaged = read_available_model_call_records(CaptureStore(path.parent), rollout_id)
         self.damaged += damaged
         for record in records:
@@ -244,6 +277,116 @@ def iter_record_batches(
     what was skipped, nulled and yielded.
     """
     return RecordBatches(paths, payloads=payloads, batch_size=batch_size, batch_bytes=batch_bytes)
+
+
+@functools.cache
+def trajectory_schema() -> pa.Schema:
+    """The Arrow schema of exported token trajectories (`mcc export --tokens`): one row each.
+
+    `rollout_id`, `trajectory_index` (the trajectory's position among its rollout's),
+    `model_call_ids` (list<string>), `token_ids` (list<int32>), `loss_mask` (list<int32>,
+    0 or 1), `log_probs` (list<float32>, null entries where no log-prob applies) and
+    `break_reasons` (list<string>); the three token lists have the same length. No column
+    and no list is null; only `model_call_ids` and `log_probs` hold null entries.
+    """
+    import pyarrow as pa
+
+    def column(name: str, item: pa.DataType, nullable_items: bool) -> pa.Field:
+        # "element": the name Parquet gives list items, so a file read back has this schema.
+        return pa.field(name, pa.list_(pa.field("element", item, nullable=nullable_items)), False)
+
+    return pa.schema(
+        [
+            pa.field("rollout_id", pa.string(), nullable=False),
+            pa.field("trajectory_index", pa.int64(), nullable=False),
+            column("model_call_ids", pa.string(), True),
+            column("token_ids", pa.int32(), False),
+            column("loss_mask", pa.int32(), False),
+            column("log_probs", pa.float32(), True),
+            column("break_reasons", pa.string(), False),
+        ]
+    )
+
+
+def trajectory_rows(rollout_id: str, trajectories: list[TokenTrajectory]) -> list[dict[str, Any]]:
+    """The trajectories of one rollout as the plain values of their export rows."""
+    return [
+        {
+            "rollout_id": rollout_id,
+            "trajectory_index": index,
+            "model_call_ids": t.model_call_ids,
+            "token_ids": t.token_ids,
+            "loss_mask": t.loss_mask,
+            "log_probs": t.log_probs,
+            "break_reasons": t.break_reasons,
+        }
+        for index, t in enumerate(trajectories)
+    ]
+
+
+class TrajectoryBatches:
+    """Trajectory batches of capture files, iterated once: see `iter_trajectory_batches`."""
+
+    __slots__ = ("_it", "damaged", "rows")
+
+    def __init__(self, paths: Iterable[str | Path], *, batch_size: int) -> None:
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be at least 1, got {batch_size}")
+        self.rows = 0
+        """Rows (trajectories) yielded so far."""
+        self.damaged = 0
+        """Damaged lines skipped (as `read_available_model_call_records` skips them)."""
+        self._it = self._batches(paths, batch_size)
+
+    def __iter__(self) -> Iterator[pa.RecordBatch]:
+        return self
+
+    def __next__(self) -> pa.RecordBatch:
+        return next(self._it)
+
+    def _batches(self, paths: Iterable[str | Path], batch_size: int) -> Iterator[pa.RecordBatch]:
+        import pyarrow as pa
+
+        schema = trajectory_schema()
+        rows: list[dict[str, Any]] = []
+        for path in paths:
+            path = Path(path)
+            rollout_id = _rollout_id(path)
+            records, damaged = read_available_model_call_records(
+                CaptureStore(path.parent), rollout_id
+            )
+            self.damaged += damaged
+            # One rollout's records at a time: they are dropped before the next file is read.
+            rows += trajectory_rows(
+                rollout_id, build_token_trajectories(records, rollout_id=rollout_id)
+            )
+            del records
+            while len(rows) >= batch_size:
+                yield self._batch(rows[:batch_size], schema, pa)
+                rows = rows[batch_size:]
+        if rows:
+            yield self._batch(rows, schema, pa)
+
+    def _batch(self, rows: list[dict[str, Any]], schema: pa.Schema, pa: Any) -> pa.RecordBatch:
+        arrays = [
+            pa.array([row[field.name] for row in rows], type=field.type, from_pandas=False)
+            for field in schema
+        ]
+        self.rows += len(rows)
+        return pa.RecordBatch.from_arrays(arrays, schema=schema)
+
+
+def iter_trajectory_batches(
+    paths: Iterable[str | Path], *, batch_size: int = 1024
+) -> TrajectoryBatches:
+    """Arrow record batches of the token trajectories of capture files `paths` (`trajectory_schema()`).
+
+    Each file is one rollout: its records (damaged lines skipped and counted, as
+    `read_available_model_call_records` does) go through `build_token_trajectories`, and
+    its trajectories become rows in order. Memory is bounded by one rollout's records and
+    one batch of at most `batch_size` rows; `mcc export --tokens` writes these batches.
+    """
+    return TrajectoryBatches(paths, batch_size=batch_size)
 
 
 def open_export_dataset(path: str | Path) -> ds.Dataset:

@@ -200,6 +200,10 @@ def build_model_call_record(line: CaptureLine, call_index: int) -> ModelCallReco
         request_raw=_text(line.request_raw),
         response_raw=_text(line.response_raw),
         capture_cut=line.capture_cut is True,
+        prompt_token_ids=d.prompt_token_ids,
+        generation_token_ids=d.generation_token_ids,
+        generation_log_probs=d.generation_log_probs,
+        derivation_problems=d.derivation_problems,
     )
 
 

@@ -170,6 +170,16 @@ class ModelCallCapture(JsonModel):
     """
 
 
+PromptTokenId = TypeAliasType(
+    "PromptTokenId", Annotated[StrictInt, Field(ge=0, le=2147483647)]
+)
+
+
+GenerationTokenId = TypeAliasType(
+    "GenerationTokenId", Annotated[StrictInt, Field(ge=0, le=2147483647)]
+)
+
+
 class ModelCallRecord(JsonModel):
     """
     A typed record derived from one capture line, for training and evaluation.
@@ -293,4 +303,31 @@ class ModelCallRecord(JsonModel):
     capture_cut: StrictBool = False
     """
     True when the per-call byte cap cut the captured payload.
+    """
+    prompt_token_ids: Annotated[
+        list[PromptTokenId] | None, Field(examples=[[151644, 872, 198]])
+    ] = None
+    """
+    The prompt's token ids as the server returned them; null when it did not (single-choice responses).
+    """
+    generation_token_ids: Annotated[
+        list[GenerationTokenId] | None, Field(examples=[[9707, 0, 151645]])
+    ] = None
+    """
+    The generated token ids as the server returned them; null when it did not.
+    """
+    generation_log_probs: Annotated[
+        list[StrictFloat] | None, Field(examples=[[-0.0123, -1.5, -0.0001]])
+    ] = None
+    """
+    The log-probability of each generated token; null when the server did not return them.
+    """
+    derivation_problems: Annotated[
+        list[ObservationGap] | MISSING,
+        Field(
+            examples=[[{"code": "token_ids_invalid", "detail": "choices[0].token_ids[2]: a float, not a token id"}]]
+        ),
+    ] = MISSING
+    """
+    Why a derived field is null although the response held a value for it; absent when none.
     """

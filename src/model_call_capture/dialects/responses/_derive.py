@@ -11,6 +11,7 @@ from typing import Any
 import msgspec
 
 from ...contracts import ToolCall
+from .._tokens import Candidates, TokenFacts, ambiguous, ids_from_logprobs, resolve
 from ..base import (
     Derived,
     NotList,
@@ -42,6 +43,17 @@ class _TextView(msgspec.Struct, gc=False):
     text: Any = None
 
 
+class _TokenLogprobView(msgspec.Struct, gc=False):
+    token: Any = None
+    logprob: Any = None
+
+
+class _PartView(msgspec.Struct, gc=False):
+    type: Any = None
+    text: Any = None
+    logprobs: list[_TokenLogprobView | NotObject] | NotList = None
+
+
 class _ItemView(msgspec.Struct, gc=False):
     type: Any = None
     call_id: Any = None
@@ -49,7 +61,11 @@ class _ItemView(msgspec.Struct, gc=False):
     arguments: Any = None
     input: Any = None
     summary: list[_TextView | NotObject] | NotList = None
-    content: list[_TextView | NotObject] | NotList = None
+    content: list[_PartView | NotObject] | NotList = None
+    # NeMo Gym's model servers put the token fields of a generation on its last output item.
+    prompt_token_ids: Any = None
+    generation_token_ids: Any = None
+    generation_log_probs: Any = None
 
 
 class _IncompleteView(msgspec.Struct, gc=False):
@@ -69,6 +85,7 @@ class _ResponseView(msgspec.Struct, gc=False):
 
 _response_view = msgspec.json.Decoder(_ResponseView)
 _NO_USAGE = _UsageView()
+_NO_LOGPROB = _TokenLogprobView()
 
 
 def _str(value: Any) -> str | None:
@@ -113,10 +130,11 @@ def derive(request: Payload, response: Payload) -> Derived:
         elif kind == "reasoning":
             for parts in (item.summary, item.content):
                 for part in parts if isinstance(parts, list) else []:
-                    text = part.text if isinstance(part, _TextView) else None
+                    text = part.text if isinstance(part, (_TextView, _PartView)) else None
                     if isinstance(text, str) and text:
                         reasoning.append(text)
     incomplete = resp.incomplete_details
+    tokens = _tokens(output)
     return Derived(
         response_id=_str(resp.id),
         model=_str(resp.model) or _str(request_model(request)),
@@ -130,4 +148,68 @@ def derive(request: Payload, response: Payload) -> Derived:
         cache_hit=None if cached is None else cached > 0,
         tool_calls=tool_calls,
         reasoning_content="\n".join(reasoning) if reasoning else None,
+        prompt_token_ids=tokens.prompt_token_ids,
+        generation_token_ids=tokens.generation_token_ids,
+        generation_log_probs=tokens.generation_log_probs,
+        derivation_problems=tokens.problems or msgspec.UNSET,
     )
+
+
+def _item_candidates(index: int, item: _ItemView) -> Candidates:
+    """The token fields NeMo Gym put on output item `index`."""
+    found = Candidates()
+    at = f"output[{index}]"
+    if item.prompt_token_ids is not None:
+        found.prompt.append((f"{at}.prompt_token_ids", item.prompt_token_ids))
+    if item.generation_token_ids is not None:
+        found.generation.append((f"{at}.generation_token_ids", item.generation_token_ids))
+    if item.generation_log_probs is not None:
+        found.log_probs.append((f"{at}.generation_log_probs", item.generation_log_probs))
+    return found
+
+
+def _text_logprobs(items: list[tuple[int, _ItemView]]) -> Candidates:
+    """OpenAI's `output_text.logprobs` of every message item, in order (log-probs of the text only)."""
+    found = Candidates()
+    entries: list[Any] = []
+    path = ""
+    for index, item in items:
+        if item.type != "message" or not isinstance(item.content, list):
+            continue
+        for number, part in enumerate(item.content):
+            # OpenAI writes `logprobs: []` on every part when none were asked for: not returned.
+            if not isinstance(part, _PartView) or part.logprobs is None or part.logprobs == []:
+                continue
+            at = f"output[{index}].content[{number}].logprobs"
+            if not isinstance(part.logprobs, list):
+                found.log_probs.append((at, part.logprobs))
+                return found
+            path = path or at
+            entries += [
+                e if isinstance(e, _TokenLogprobView) else _NO_LOGPROB for e in part.logprobs
+            ]
+    if path:
+        spelled = ids_from_logprobs(path, [e.token for e in entries])
+        if spelled is not None:
+            found.generation.append(spelled)
+        found.log_probs.append((f"{path}[].logprob", [e.logprob for e in entries]))
+    return found
+
+
+def _tokens(output: object) -> TokenFacts:
+    """The token fields of a response: one output item's NeMo Gym fields, else the text log-probs."""
+    items = (
+        [(i, it) for i, it in enumerate(output) if isinstance(it, _ItemView)]
+        if isinstance(output, list)
+        else []
+    )
+    carrying = [
+        (i, c) for i, c in ((i, _item_candidates(i, it)) for i, it in items) if not c.empty()
+    ]
+    if len(carrying) > 1:
+        return ambiguous(
+            f"{len(carrying)} output items (output[{carrying[0][0]}], output[{carrying[1][0]}], ...) carry token fields"
+        )
+    if carrying:
+        return resolve(carrying[0][1])
+    return resolve(_text_logprobs(items))
