@@ -358,3 +358,10 @@ def test_the_demo_vllm_mode_is_consistent_call_by_call(tmp_path: Path, stream: b
     assert record.prompt_token_ids == [*tools_block, *user, IM_START, *_utf8("assistant\n")]
     assert record.generation_token_ids == [*_utf8(TOOL_TURN), IM_END]
     assert record.tokens_in == len(record.prompt_token_ids)
+
+
+def test_log_probs_of_another_length_than_the_ids_are_not_placed() -> None:
+    # Derivation never gives such a record; one built by hand must not shift the arrays.
+    (only,) = build_token_trajectories([rec("H", [1], [2, 3], [-0.5], start=0.0, end=1.0)])
+    assert only.log_probs == [None, None, None]
+    assert len(only.token_ids) == len(only.loss_mask) == 3

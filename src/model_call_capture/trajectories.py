@@ -61,7 +61,14 @@ def _start_key(record: ModelCallRecord) -> tuple[float, int]:
 
 
 def _is_prefix(prefix: list[int], values: list[int]) -> bool:
-    return len(prefix) <= len(values) and values[: len(prefix)] == prefix
+    n = len(prefix)
+    if n > len(values):
+        return False
+    # Most chains a call does not continue differ at the first or last token of the
+    # chain: rejected without copying the prompt.
+    if n and (values[0] != prefix[0] or values[n - 1] != prefix[n - 1]):
+        return False
+    return values[:n] == prefix
 
 
 def _overlaps(chain: _Chain, record: ModelCallRecord) -> bool:
@@ -112,8 +119,10 @@ def _trajectory(chain: _Chain, rollout_id: str | None) -> TokenTrajectory:
         generated = record.generation_token_ids or []
         start = len(prompt)
         loss_mask[start : start + len(generated)] = [1] * len(generated)
-        if record.generation_log_probs is not None:
-            log_probs[start : start + len(generated)] = record.generation_log_probs
+        scores = record.generation_log_probs
+        # Derived records have one log-prob per id; a hand-built one may not: then none.
+        if scores is not None and len(scores) == len(generated):
+            log_probs[start : start + len(generated)] = scores
     return TokenTrajectory(
         rollout_id=rollout_id,
         model_call_ids=[record.model_call_id for record in chain.calls],
