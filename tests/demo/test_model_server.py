@@ -204,7 +204,9 @@ def _vllm_request(stream: bool, **extra: Any) -> dict[str, Any]:
 
 def test_vllm_mode_stream_and_json_carry_the_same_token_ids(server: RunningServer) -> None:
     with httpx.Client(base_url=server.url) as client:
-        whole = client.post("/v1/chat/completions", json=_vllm_request(False, logprobs=True)).json()
+        whole: dict[str, Any] = client.post(
+            "/v1/chat/completions", json=_vllm_request(False, logprobs=True)
+        ).json()
         body = client.post("/v1/chat/completions", json=_vllm_request(True, logprobs=True)).content
     streamed = reassemble_stream("chat", body)
     assert streamed is not None
@@ -214,7 +216,8 @@ def test_vllm_mode_stream_and_json_carry_the_same_token_ids(server: RunningServe
         '<tool_call>\n{"name": "get_weather", "arguments": {"city":"Paris"}}\n</tool_call>'
     )
     generation = [*text.encode(), 257]
-    for reply in (whole, streamed):
+    replies: list[dict[str, Any]] = [whole, streamed]
+    for reply in replies:
         choice = reply["choices"][0]
         assert choice["token_ids"] == generation
         assert [e["token"] for e in choice["logprobs"]["content"]][:3] == ["L", "e", "t"]

@@ -1,7 +1,7 @@
 """Token ids and log-probs derived from chat and Responses payloads, JSON and streamed.
 
 Every response here is built by hand in the shape a server's protocol definition gives
-(vLLM's `chat_completion/protocol.py`, NeMo RL's server, NeMo Gym's Responses items,
+(vLLM's `chat_completion/protocol.py`, NeMo Gym's chat messages and Responses items,
 OpenAI's logprobs; docs/formats.md names the versions), and every expected array is
 written out by hand. Streams are cut at arbitrary byte positions (hypothesis) and must
 give the same arrays as their JSON twins.
@@ -73,7 +73,7 @@ def test_vllm_token_ids_and_token_id_logprobs_agree() -> None:
     assert _tokens("chat", response) == ([1, 2], [7, 8], [-0.5, 0.0], [])
 
 
-def test_nemo_rl_message_fields() -> None:
+def test_nemo_gym_message_fields_as_nemo_rl_takes_them_back() -> None:
     response = _chat({})
     response["choices"][0]["message"].update(
         prompt_token_ids=[5, 6, 7],

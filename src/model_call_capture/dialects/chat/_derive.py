@@ -55,7 +55,7 @@ class _MessageView(msgspec.Struct, gc=False):
     function_call: _FunctionView | NotObject = None
     reasoning_content: Any = None
     reasoning: Any = None
-    # NeMo RL's server (and NeMo Gym's chat endpoint) put the token fields on the message.
+    # NeMo Gym's model server puts the token fields on the message (NeMo RL reads them back).
     prompt_token_ids: Any = None
     generation_token_ids: Any = None
     generation_log_probs: Any = None
@@ -183,15 +183,15 @@ def _candidates(resp: _ResponseView, index: int, choice: _ChoiceView) -> Candida
     message = choice.message if isinstance(choice.message, _MessageView) else _NO_MESSAGE
     if resp.prompt_token_ids is not None:  # vLLM `return_token_ids`
         found.prompt.append(("prompt_token_ids", resp.prompt_token_ids))
-    if message.prompt_token_ids is not None:  # NeMo RL
+    if message.prompt_token_ids is not None:  # NeMo Gym (the message NeMo RL takes back)
         found.prompt.append((f"{at}.message.prompt_token_ids", message.prompt_token_ids))
     if choice.token_ids is not None:  # vLLM `return_token_ids`
         found.generation.append((f"{at}.token_ids", choice.token_ids))
-    if message.generation_token_ids is not None:  # NeMo RL
+    if message.generation_token_ids is not None:  # NeMo Gym (the message NeMo RL takes back)
         found.generation.append(
             (f"{at}.message.generation_token_ids", message.generation_token_ids)
         )
-    if message.generation_log_probs is not None:  # NeMo RL
+    if message.generation_log_probs is not None:  # NeMo Gym (the message NeMo RL takes back)
         found.log_probs.append((f"{at}.message.generation_log_probs", message.generation_log_probs))
     logprobs = choice.logprobs
     content = logprobs.content if isinstance(logprobs, _LogprobsView) else None
