@@ -30,6 +30,7 @@ __all__ = [
     "INVALID_IDS",
     "INVALID_LOG_PROBS",
     "LENGTHS",
+    "NO_TOKENS",
     "Candidates",
     "TokenFacts",
     "ambiguous",
@@ -83,6 +84,10 @@ class TokenFacts:
     def problem(self, code: str, detail: str) -> None:
         """Record one problem (the detail is cut to a bounded length)."""
         self.problems.append(ObservationGap(code=code, detail=detail[:_MAX_DETAIL]))
+
+
+NO_TOKENS = TokenFacts()
+"""The facts of a response without any token field (shared: never add a problem to it)."""
 
 
 @dataclass(slots=True)

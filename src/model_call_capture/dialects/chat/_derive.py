@@ -11,7 +11,7 @@ from typing import Any
 import msgspec
 
 from ...contracts import ToolCall
-from .._tokens import Candidates, TokenFacts, ambiguous, ids_from_logprobs, resolve
+from .._tokens import NO_TOKENS, Candidates, TokenFacts, ambiguous, ids_from_logprobs, resolve
 from ..base import (
     Derived,
     NotList,
@@ -132,7 +132,18 @@ def _derive(request: Payload, resp: _ResponseView) -> Derived:
         else _NO_CHOICE
     )
     message = first.message if isinstance(first.message, _MessageView) else _NO_MESSAGE
-    tokens = _tokens(resp)
+    logprobs = first.logprobs
+    tokens = (
+        NO_TOKENS  # the common case, decided without building a candidate
+        if resp.prompt_token_ids is None
+        and first.token_ids is None
+        and message.prompt_token_ids is None
+        and message.generation_token_ids is None
+        and message.generation_log_probs is None
+        and (type(logprobs) is not _LogprobsView or logprobs.content is None)
+        and (not isinstance(choices, list) or len(choices) < 2)
+        else _tokens(resp)
+    )
     tool_calls: list[ToolCall] = []
     raw_calls = message.tool_calls
     for call in raw_calls if isinstance(raw_calls, list) else []:
@@ -155,7 +166,7 @@ def _derive(request: Payload, resp: _ResponseView) -> Derived:
                 arguments=tool_arguments(legacy.arguments),
             )
         )
-    return Derived(
+    derived = Derived(
         response_id=_nonempty(resp.id),
         model=_nonempty(resp.model) or _nonempty(request_model(request)),
         response_status=None,
@@ -169,11 +180,13 @@ def _derive(request: Payload, resp: _ResponseView) -> Derived:
         cache_creation_tokens=None,
         tool_calls=tool_calls,
         reasoning_content=_nonempty(message.reasoning_content) or _nonempty(message.reasoning),
-        prompt_token_ids=tokens.prompt_token_ids,
-        generation_token_ids=tokens.generation_token_ids,
-        generation_log_probs=tokens.generation_log_probs,
-        derivation_problems=tokens.problems or msgspec.UNSET,
     )
+    if tokens is not NO_TOKENS:  # most responses have none: their defaults are what they hold
+        derived.prompt_token_ids = tokens.prompt_token_ids
+        derived.generation_token_ids = tokens.generation_token_ids
+        derived.generation_log_probs = tokens.generation_log_probs
+        derived.derivation_problems = tokens.problems or msgspec.UNSET
+    return derived
 
 
 def _candidates(resp: _ResponseView, index: int, choice: _ChoiceView) -> Candidates:
@@ -208,9 +221,30 @@ def _candidates(resp: _ResponseView, index: int, choice: _ChoiceView) -> Candida
     return found
 
 
+def _carries_tokens(choice: _ChoiceView) -> bool:
+    message = choice.message
+    logprobs = choice.logprobs
+    return (
+        choice.token_ids is not None
+        or (isinstance(logprobs, _LogprobsView) and logprobs.content is not None)
+        or (
+            isinstance(message, _MessageView)
+            and (
+                message.prompt_token_ids is not None
+                or message.generation_token_ids is not None
+                or message.generation_log_probs is not None
+            )
+        )
+    )
+
+
 def _tokens(resp: _ResponseView) -> TokenFacts:
     """The token fields of a single-choice completion; with several choices, none (and why)."""
     listed = resp.choices if isinstance(resp.choices, list) else []
+    if resp.prompt_token_ids is None and not any(
+        _carries_tokens(c) for c in listed if isinstance(c, _ChoiceView)
+    ):
+        return NO_TOKENS
     found = [_candidates(resp, i, c) for i, c in enumerate(listed) if isinstance(c, _ChoiceView)]
     if len(found) > 1 and any(not f.empty() for f in found):
         return ambiguous(
@@ -218,6 +252,4 @@ def _tokens(resp: _ResponseView) -> TokenFacts:
         )
     if found:
         return resolve(found[0])
-    if resp.prompt_token_ids is not None:
-        return resolve(Candidates(prompt=[("prompt_token_ids", resp.prompt_token_ids)]))
-    return TokenFacts()
+    return resolve(Candidates(prompt=[("prompt_token_ids", resp.prompt_token_ids)]))

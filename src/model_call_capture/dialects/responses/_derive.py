@@ -11,7 +11,7 @@ from typing import Any
 import msgspec
 
 from ...contracts import ToolCall
-from .._tokens import Candidates, TokenFacts, ambiguous, ids_from_logprobs, resolve
+from .._tokens import NO_TOKENS, Candidates, TokenFacts, ambiguous, ids_from_logprobs, resolve
 from ..base import (
     Derived,
     NotList,
@@ -49,7 +49,6 @@ class _TokenLogprobView(msgspec.Struct, gc=False):
 
 
 class _PartView(msgspec.Struct, gc=False):
-    type: Any = None
     text: Any = None
     logprobs: list[_TokenLogprobView | NotObject] | NotList = None
 
@@ -116,10 +115,18 @@ def derive(request: Payload, response: Payload) -> Derived:
     tool_calls: list[ToolCall] = []
     reasoning: list[str] = []
     output = resp.output
+    token_fields = False
     for item in output if isinstance(output, list) else []:
         if not isinstance(item, _ItemView):
             continue
         kind = item.type
+        if not token_fields:
+            token_fields = (
+                item.prompt_token_ids is not None
+                or item.generation_token_ids is not None
+                or item.generation_log_probs is not None
+                or (kind == "message" and _has_text_logprobs(item))
+            )
         if kind == "function_call" or kind == "custom_tool_call":
             raw = item.arguments if kind == "function_call" else item.input
             tool_calls.append(
@@ -134,8 +141,8 @@ def derive(request: Payload, response: Payload) -> Derived:
                     if isinstance(text, str) and text:
                         reasoning.append(text)
     incomplete = resp.incomplete_details
-    tokens = _tokens(output)
-    return Derived(
+    tokens = _tokens(output) if token_fields else NO_TOKENS
+    derived = Derived(
         response_id=_str(resp.id),
         model=_str(resp.model) or _str(request_model(request)),
         response_status=_str(resp.status),
@@ -148,11 +155,13 @@ def derive(request: Payload, response: Payload) -> Derived:
         cache_hit=None if cached is None else cached > 0,
         tool_calls=tool_calls,
         reasoning_content="\n".join(reasoning) if reasoning else None,
-        prompt_token_ids=tokens.prompt_token_ids,
-        generation_token_ids=tokens.generation_token_ids,
-        generation_log_probs=tokens.generation_log_probs,
-        derivation_problems=tokens.problems or msgspec.UNSET,
     )
+    if tokens is not NO_TOKENS:  # most responses have none: their defaults are what they hold
+        derived.prompt_token_ids = tokens.prompt_token_ids
+        derived.generation_token_ids = tokens.generation_token_ids
+        derived.generation_log_probs = tokens.generation_log_probs
+        derived.derivation_problems = tokens.problems or msgspec.UNSET
+    return derived
 
 
 def _item_candidates(index: int, item: _ItemView) -> Candidates:
@@ -204,7 +213,11 @@ def _tokens(output: object) -> TokenFacts:
         else []
     )
     carrying = [
-        (i, c) for i, c in ((i, _item_candidates(i, it)) for i, it in items) if not c.empty()
+        (i, _item_candidates(i, it))
+        for i, it in items
+        if it.prompt_token_ids is not None
+        or it.generation_token_ids is not None
+        or it.generation_log_probs is not None
     ]
     if len(carrying) > 1:
         return ambiguous(
@@ -213,3 +226,13 @@ def _tokens(output: object) -> TokenFacts:
     if carrying:
         return resolve(carrying[0][1])
     return resolve(_text_logprobs(items))
+
+
+def _has_text_logprobs(item: _ItemView) -> bool:
+    """Whether a message item has a part with log-probs (OpenAI's `[]` when none were asked for)."""
+    content = item.content
+    if isinstance(content, list):
+        for part in content:
+            if type(part) is _PartView and part.logprobs:
+                return True
+    return False
