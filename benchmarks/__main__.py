@@ -16,7 +16,7 @@ import traceback
 import warnings
 from collections.abc import Callable
 
-from . import appends, memory, middleware, reading, reassembly, records
+from . import appends, linerate, memory, middleware, reading, reassembly, records, view
 from ._common import Row, format_table, not_ready
 
 SECTIONS: dict[str, tuple[str, Callable[[bool], list[Row]]]] = {
@@ -26,6 +26,8 @@ SECTIONS: dict[str, tuple[str, Callable[[bool], list[Row]]]] = {
     "4": ("middleware on uvicorn", middleware.run),
     "5": ("memory of a big stream", memory.run),
     "6": ("reading at scale: validate, long lines, stats memory", reading.run),
+    "7": ("mcc view on a large directory", view.run),
+    "8": ("capture at line rate: 200-chunk streams, h11 and httptools, Gym's reader", linerate.run),
 }
 
 

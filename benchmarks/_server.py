@@ -1,16 +1,19 @@
-"""A uvicorn server for the middleware benchmark, run in its own process.
+"""A uvicorn server for the middleware benchmarks, run in its own process.
 
-    python -m benchmarks._server on|off|nodisk <capture_dir>
+    python -m benchmarks._server on|off|nodisk <capture_dir> [--http h11|httptools]
+                                 [--loop asyncio|uvloop] [--app demo|stream]
 
-Serves the scripted model server (`model_call_capture.demo.model_server`) behind
-`CaptureMiddleware`, with capture on or off, on 127.0.0.1 and a free port, which it
-prints on stdout once listening. It stops when stdin closes (the parent is gone).
-`nodisk` is capture on with a store that encodes each line and writes nothing: the
-difference to `on` is what the durable append costs (row 4c').
+Serves an app behind `CaptureMiddleware`, with capture on or off, on 127.0.0.1 and a
+free port, which it prints on stdout once listening. It stops when stdin closes (the
+parent is gone). The app is the scripted model server (`demo`, the default) or the
+200-chunk streaming chat model of the line-rate benchmark (`stream`,
+`benchmarks._stream_app`). `nodisk` is capture on with a store that encodes each line
+and writes nothing: the difference to `on` is what the durable append costs (row 4c'').
 """
 
 from __future__ import annotations
 
+import argparse
 import socket
 import sys
 import threading
@@ -18,10 +21,13 @@ import threading
 import uvicorn
 
 from model_call_capture import _codec
+from model_call_capture._asgi import ASGIApp
 from model_call_capture.contracts import CaptureConfig, CaptureLine
 from model_call_capture.demo.model_server import create_app
 from model_call_capture.middleware import CaptureMiddleware
 from model_call_capture.store import CaptureStore
+
+from ._stream_app import stream_app
 
 
 class _NoDiskStore(CaptureStore):
@@ -35,12 +41,19 @@ class _NoDiskStore(CaptureStore):
 
 def main() -> None:
     """Serve until stdin closes."""
-    mode, capture_dir = sys.argv[1], sys.argv[2]
-    config = CaptureConfig(observability_enabled=mode != "off", model_call_capture_dir=capture_dir)
-    store = _NoDiskStore(capture_dir) if mode == "nodisk" else None
-    app = CaptureMiddleware(
-        create_app(), config=config, model_server_name="bench_model", store=store
+    parser = argparse.ArgumentParser(prog="python -m benchmarks._server")
+    parser.add_argument("mode", choices=("on", "off", "nodisk"))
+    parser.add_argument("capture_dir")
+    parser.add_argument("--http", default="h11", choices=("h11", "httptools"))
+    parser.add_argument("--loop", default="asyncio", choices=("asyncio", "uvloop"))
+    parser.add_argument("--app", default="demo", choices=("demo", "stream"))
+    args = parser.parse_args()
+    config = CaptureConfig(
+        observability_enabled=args.mode != "off", model_call_capture_dir=args.capture_dir
     )
+    store = _NoDiskStore(args.capture_dir) if args.mode == "nodisk" else None
+    inner: ASGIApp = create_app() if args.app == "demo" else stream_app
+    app = CaptureMiddleware(inner, config=config, model_server_name="bench_model", store=store)
     # proto IPPROTO_TCP: asyncio sets TCP_NODELAY on accepted sockets only when the
     # listening socket says TCP (with proto 0, keep-alive replies wait 40 ms on delayed ACKs).
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
@@ -48,7 +61,14 @@ def main() -> None:
     sock.bind(("127.0.0.1", 0))
     server = uvicorn.Server(
         uvicorn.Config(
-            app, lifespan="off", ws="none", log_level="warning", access_log=False, backlog=256
+            app,
+            lifespan="off",
+            ws="none",
+            http=args.http,
+            loop=args.loop,
+            log_level="warning",
+            access_log=False,
+            backlog=256,
         )
     )
 

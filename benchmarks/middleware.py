@@ -58,9 +58,10 @@ def _request(rollout: str, stream: bool, model: str = "demo-gpt") -> bytes:
 
 
 @contextmanager
-def _server(mode: str, capture_dir: str) -> Iterator[tuple[int, int]]:
+def _server(mode: str, capture_dir: str, *options: str) -> Iterator[tuple[int, int]]:
+    """A benchmark server (`benchmarks._server`) in its own process: (port, pid)."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "benchmarks._server", mode, capture_dir],
+        [sys.executable, "-m", "benchmarks._server", mode, capture_dir, *options],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         cwd=Path(__file__).resolve().parents[1],

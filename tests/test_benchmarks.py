@@ -13,7 +13,24 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-TARGETS = ("| 1 |", "| 2 |", "| 3a |", "| 3b |", "| 4a |", "| 4b |", "| 4c |", "| 5 |", "| 6a |")
+TARGETS = (
+    "| 1 |",
+    "| 2 |",
+    "| 3a |",
+    "| 3b |",
+    "| 4a |",
+    "| 4b |",
+    "| 4c |",
+    "| 5 |",
+    "| 6a |",
+    "| 7a |",
+    "| 7b |",
+    "| 8a |",
+    "| 8b |",
+    "| 8c |",
+    "| 8d |",
+    "| 8e |",
+)
 
 
 def test_quick_run_prints_a_row_for_every_target(tmp_path: Path) -> None:

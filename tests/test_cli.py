@@ -245,9 +245,10 @@ def test_show_lists_the_calls_of_one_rollout(demo: tuple[Path, Any], mcc: Run) -
     code, out, _ = mcc("show", str(demo_dir), "3-0")
     assert code == 0
     assert out.startswith("rollout 3-0: 7 calls")
+    table = out[: out.index("└")]  # the table of calls; the conversation's panels follow it
     rows = [
         [cell.strip() for cell in line.split("│")[1:-1]]
-        for line in out.splitlines()
+        for line in table.splitlines()
         if line.startswith("│")
     ]
     assert [(r[0], r[1], r[2], r[3], r[4], r[10], r[11]) for r in rows] == [
@@ -259,6 +260,36 @@ def test_show_lists_the_calls_of_one_rollout(demo: tuple[Path, Any], mcc: Run) -
         ("5", "messages", "demo-claude", "200", "end_turn", "-", "-"),
         ("6", "messages", "demo-claude", "200", "end_turn", "-", "-"),
     ]
+
+
+def test_show_prints_the_conversation_in_order(demo: tuple[Path, Any], mcc: Run) -> None:
+    demo_dir, _ = demo
+    code, out, _ = mcc("show", str(demo_dir), "1-0")
+    assert code == 0
+    conversation = out[out.index("└") :]
+    # The first call's user turn, its tool call, the tool result that answered it, the
+    # answer; then later calls (three dialects) and the follow-up user turn.
+    wanted = [
+        "─ user ─",
+        "Is it a good day for a picnic in Lyon?",
+        "─ call 0 ─",
+        "▸ reasoning: The user asks about the weather",
+        "tool call get_weather",
+        '"city": "Paris"',
+        "─ tool ─",
+        "tool result get_weather",
+        "Paris: 18 C, light rain",
+        "─ call 1 ─",
+        "It is 18 °C with light rain in Paris",
+        "─ call 2 ─",
+        "Shorter, please.",
+        "─ call 3 ─",
+        "─ call 5 ─",
+    ]
+    positions = [conversation.find(text) for text in wanted]
+    assert -1 not in positions, [t for t, p in zip(wanted, positions, strict=True) if p < 0]
+    assert positions == sorted(positions)
+    assert "model demo-claude  dialect messages  status 200  finish end_turn  in 120  out 40" in out
 
 
 def test_show_json_is_the_attachment_with_payloads_on_request(
@@ -275,8 +306,12 @@ def test_show_json_is_the_attachment_with_payloads_on_request(
         line["model_call_id"] for line in lines
     ]
     assert {c.get("request") for c in attachment["calls"]} == {None}
-    code, out, _ = mcc("show", str(demo_dir), "0-0", "--json", "--payloads")
+    code, out, _ = mcc("show", str(demo_dir), "0-0", "--raw", "--payloads")
     assert [c["request"] for c in json.loads(out)["calls"]] == [line["request"] for line in lines]
+    assert (
+        mcc("show", str(demo_dir), "0-0", "--raw")[1]
+        == mcc("show", str(demo_dir), "0-0", "--json")[1]
+    )
 
 
 def test_show_payloads_prints_request_and_response(demo: tuple[Path, Any], mcc: Run) -> None:
@@ -285,6 +320,11 @@ def test_show_payloads_prints_request_and_response(demo: tuple[Path, Any], mcc: 
     assert code == 0
     assert out.count("request\n") == 6 and out.count("response\n") == 6
     assert '"get_weather"' in out
+
+
+def test_view_of_a_missing_directory_is_one_line(tmp_path: Path, mcc: Run) -> None:
+    missing = tmp_path / "nope"
+    assert mcc("view", str(missing)) == (1, "", f"mcc: error: {missing}: no such directory\n")
 
 
 def test_show_an_unknown_rollout_is_one_line(demo: tuple[Path, Any], mcc: Run) -> None:
@@ -315,9 +355,17 @@ def test_export_parquet_reads_back_with_duckdb_equal_to_the_records(
         "status_code", "response_status", "finish_reason", "started_at", "completed_at", "tokens_in",
         "tokens_out", "tokens_reasoning", "tokens_total", "cached_tokens", "cache_hit",
         "cache_creation_tokens", "tool_calls", "reasoning_content", "error_category", "latency_total_ms",
-        "latency_ttft_ms", "capture_cut", "prompt_token_ids", "generation_token_ids",
+        "latency_ttft_ms", "capture_cut", "client_session_id", "upstream_attempted", "response_source",
+        "upstream_status_code", "local_response_reason", "prompt_token_ids", "generation_token_ids",
         "generation_log_probs", "derivation_problems",
     ]  # fmt: skip
+    # The demo's model server says nothing of its execution and its agent sends no session.
+    unknown = con.execute(
+        f"select count(*) from '{out_file}' where client_session_id is null and"
+        " upstream_attempted is null and response_source is null and upstream_status_code is null"
+        " and local_response_reason is null"
+    ).fetchone()
+    assert unknown == (25,)
     got = con.execute(
         f"select rollout_id, call_index, model_call_id, dialect, status_code, error_category, started_at,"
         f" latency_total_ms, latency_ttft_ms, model_ref.name from '{out_file}' order by rollout_id, call_index"
@@ -418,7 +466,7 @@ def test_schema_lists_the_schemas(mcc: Run) -> None:
 
 # -- every command -------------------------------------------------------------------
 
-COMMANDS = ["demo", "serve", "validate", "show", "stats", "export", "schema"]
+COMMANDS = ["demo", "serve", "validate", "show", "stats", "export", "schema", "view"]
 
 
 @pytest.mark.parametrize("command", COMMANDS)

@@ -148,3 +148,26 @@ def test_safe_text_escapes_controls_and_keeps_text() -> None:
     assert safe_text("a\nb") == "a\\x0ab"
     assert safe_text("a\nb\r", multiline=True) == "a\nb\\x0d"
     assert safe_text("\u202eevil\u2066") == "\\u202eevil\\u2066"
+
+
+def test_show_prints_damaged_lines_and_gaps_where_they_are(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    store = CaptureStore(tmp_path)
+    first = json.loads(_line("gpt-4o"))
+    first["gaps"] = [{"code": "raw_text_cut", "detail": f"kept {OSC52}"}]
+    store.append("r", json.dumps(first).encode())
+    with open(store.path("r"), "ab") as f:
+        f.write(json.dumps({"dialect": OSC8}).encode() + b"\n")
+    store.append("r", _line("gpt-4o"))
+    code, out = _mcc(capsys, "show", str(tmp_path), "r")
+    assert code == 0, out
+    assert "\x1b" not in out and "\x07" not in out
+    order = [
+        out.find("─ call 0 ─"),
+        out.find("gap: raw_text_cut: kept \\x1b]52;c;cm0gLXJmIH4=\\x07"),
+        out.find("line 1: damaged: Invalid enum value '\\x1b]8;;https://evil.example"),
+        out.find("─ call 2 ─"),
+    ]
+    assert -1 not in order and order == sorted(order), order
+    assert "1 unreadable line (shown where they are)" in out

@@ -491,14 +491,32 @@ def test_capture_line_writes_optional_fields_only_when_set() -> None:
 
 def test_minimal_gym_line_reads_as_unknowns() -> None:
     line = msgspec.json.decode(
-        b'{"request":{"i":0},"response":{},"upstream_attempted":true}', type=CaptureLine
+        b'{"request":{"i":0},"response":{},"a_field_of_a_later_gym":true}', type=CaptureLine
     )
     assert line == CaptureLine(request={"i": 0}, response={})
     assert (
         line.format is msgspec.UNSET
         and line.model_call_id is None
         and line.request_raw is msgspec.UNSET
+        and line.upstream_attempted is msgspec.UNSET
     )
+
+
+def test_gyms_execution_fields_are_schema_1_1_fields_of_the_line() -> None:
+    line = msgspec.json.decode(
+        b'{"upstream_attempted":false,"response_source":"local","upstream_status_code":null,'
+        b'"local_response_reason":"context_length_exceeded","client_session_id":"sess-42"}',
+        type=CaptureLine,
+    )
+    assert (
+        line.upstream_attempted,
+        line.response_source,
+        line.upstream_status_code,
+        line.local_response_reason,
+        line.client_session_id,
+    ) == (False, "local", None, "context_length_exceeded", "sess-42")
+    with pytest.raises(msgspec.ValidationError, match=r"at `\$.response_source`"):
+        msgspec.json.decode(b'{"response_source":"cache"}', type=CaptureLine)
 
 
 def test_attached_call_omits_payloads() -> None:

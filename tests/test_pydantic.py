@@ -269,11 +269,13 @@ def test_unknown_fields_are_kept_and_typed_fields_are_typed() -> None:
                 {"call_id": "call_1", "name": "get_weather", "arguments": {"city": "Paris"}}
             ],
             "upstream_attempted": True,
+            "a_later_field": [1],
         }
     )
     assert record.call_index == 3
     assert record.tool_calls[0].name == "get_weather"
-    assert record.model_extra == {"upstream_attempted": True}
+    assert record.upstream_attempted is True  # a field since schema 1.1
+    assert record.model_extra == {"a_later_field": [1]}
     with pytest.raises(pydantic.ValidationError, match="call_index"):
         ModelCallRecord.model_validate({**record.model_dump(), "call_index": "3"})
     line = CaptureLine.model_validate({"dialect": "chat", "client_session_id": "s-1"})

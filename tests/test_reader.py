@@ -62,6 +62,13 @@ def test_only_the_last_line_without_its_newline_is_unterminated() -> None:
     assert lines.count == 3
 
 
+def test_size_is_every_byte_read_once_the_iteration_ends() -> None:
+    lines = RawLines([b'{"a": 1}\n\n', b"  \n{", b'"b"'])
+    assert lines.size == 0
+    assert [raw for _, raw in lines] == [b'{"a": 1}', b'{"b"']
+    assert lines.size == 17
+
+
 def test_damaged_lines_are_counted_and_keep_their_index() -> None:
     raw = [(0, b'{"model_call_id": "a"}'), (1, b'{"torn'), (2, b'{"model_call_id": "c"}')]
     lines = CaptureLines(raw, _PATH, strict=False)

@@ -25,12 +25,15 @@ from model_call_capture.contracts import (
 from model_call_capture.errors import (
     DamagedLineError,
     InvalidRolloutIdError,
+    LineTooLongError,
     UnsupportedFormatError,
 )
 from model_call_capture.records import (
     aggregate_model_call_metrics,
     aggregate_model_call_records,
     build_model_call_record,
+    iter_file_records,
+    iter_model_call_records,
     read_available_model_call_records,
     read_model_call_records,
 )
@@ -93,10 +96,44 @@ def test_line_fields_are_carried_over_and_unset_raw_texts_become_null() -> None:
         "request_raw": '"hello"',
         "response_raw": None,
         "capture_cut": False,
+        # schema 1.1: a line without them (every 1.0 line) reads them as unknown
+        "client_session_id": None,
+        "upstream_attempted": None,
+        "response_source": None,
+        "upstream_status_code": None,
+        "local_response_reason": None,
         "prompt_token_ids": None,
         "generation_token_ids": None,
         "generation_log_probs": None,
     }
+
+
+def test_the_execution_fields_and_session_of_a_line_are_carried_over() -> None:
+    line = CaptureLine(
+        model_call_id="call-2",
+        status_code=400,
+        error_category="context_length_exceeded",
+        client_session_id="sess-42",
+        upstream_attempted=False,
+        response_source="local",
+        upstream_status_code=None,
+        local_response_reason="context_length_exceeded",
+    )
+    record = build_model_call_record(line, 0)
+    assert (
+        record.client_session_id,
+        record.upstream_attempted,
+        record.response_source,
+        record.upstream_status_code,
+        record.local_response_reason,
+        record.error_category,
+    ) == ("sess-42", False, "local", None, "context_length_exceeded", "context_length_exceeded")
+    upstream = build_model_call_record(
+        CaptureLine(upstream_attempted=True, response_source="upstream", upstream_status_code=429),
+        1,
+    )
+    assert (upstream.upstream_attempted, upstream.response_source) == (True, "upstream")
+    assert upstream.upstream_status_code == 429
 
 
 def test_capture_cut_is_carried_over() -> None:
@@ -353,12 +390,76 @@ def test_records_and_metrics_equal_gyms_on_every_field_both_define(gym_reference
     assert compared == equal + len(DELIBERATE_RECORD_DIFFERENCES)
 
 
-def test_fields_gym_adds_are_read_as_unknown_fields(gym_reference_dir: Path) -> None:
-    # Gym 0.7.0 writes client_session_id & co. on some lines; they must not damage a line.
+@pytest.mark.parametrize(
+    ("rollout", "expected"),
+    [
+        # (client_session_id, upstream_attempted, response_source, upstream_status_code,
+        #  local_response_reason, error_category): read by hand from Gym's lines
+        ("r-session", ("sess-42", None, None, None, None, None)),
+        ("r-exec-up", (None, True, "upstream", 200, None, None)),
+        (
+            "r-exec-local",
+            (None, False, "local", None, "context_length_exceeded", "context_length_exceeded"),
+        ),
+        ("r-session2", (None, None, None, None, None, None)),  # two different x-session-id
+        ("r-query", (None, None, None, None, None, None)),
+    ],
+)
+def test_the_schema_1_1_fields_gym_wrote_are_read(
+    gym_reference_dir: Path, rollout: str, expected: tuple[Any, ...]
+) -> None:
     store = CaptureStore(gym_reference_dir / "routing")
-    records, invalid = read_available_model_call_records(store, "r-session")
+    if not store.path(rollout).exists():
+        pytest.skip(f"routing/{rollout} is not in the sample; the full reference has it")
+    records, invalid = read_available_model_call_records(store, rollout)
     assert invalid == 0
-    assert len(records) == 1
+    (r,) = records
+    assert (
+        r.client_session_id,
+        r.upstream_attempted,
+        r.response_source,
+        r.upstream_status_code,
+        r.local_response_reason,
+        r.error_category,
+    ) == expected
+
+
+def test_a_file_this_library_wrote_with_schema_1_0_reads_unchanged() -> None:
+    # Written by release 0.1.0 (schema 1.0) and kept as a fixture forever (its README).
+    folder = Path(__file__).parent / "data" / "schema-1.0"
+    records, invalid = read_available_model_call_records(CaptureStore(folder), "0-0")
+    assert invalid == 0
+    assert [(r.dialect, r.status_code, r.error_category) for r in records] == [
+        ("chat", 200, None),
+        ("chat", 200, None),
+        ("responses", 200, None),
+        ("responses", 200, None),
+        ("messages", 200, None),
+        ("messages", 200, None),
+    ]
+    for r in records:
+        assert r.client_session_id is None and r.upstream_attempted is None
+        assert r.response_source is None and r.upstream_status_code is None
+        assert r.local_response_reason is None
+        assert r.tokens_in is not None and r.response is not None  # the 1.0 fields as before
+
+
+def test_every_record_of_gyms_files_without_the_fields_has_them_null(
+    gym_reference_dir: Path,
+) -> None:
+    # Gym writes the fields only when known; every other line (and every 1.0 line) reads null.
+    set_by_gym = {"routing/r-session", "routing/r-exec-up", "routing/r-exec-local"}
+    seen = 0
+    for name, folder, _ in _gym_rollouts(gym_reference_dir):
+        if name in DELIBERATE_REFUSED_IDS or name in set_by_gym:
+            continue
+        records, _ = read_available_model_call_records(CaptureStore(folder), name.split("/")[1])
+        for r in records:
+            seen += 1
+            assert r.client_session_id is None, name
+            assert r.upstream_attempted is None and r.response_source is None, name
+            assert r.upstream_status_code is None and r.local_response_reason is None, name
+    assert seen >= (400 if FULL_GYM_REFERENCE else 1)
 
 
 def test_metrics_add_cache_creation_tokens_and_error_categories(gym_reference_dir: Path) -> None:
@@ -412,9 +513,9 @@ def test_payloads_are_decoded_once_on_first_read_and_changes_persist(tmp_path: P
     response = record.response
     assert isinstance(response, dict) and record.response is response
     response["n"].append(3)
-    assert _codec.encode(record).endswith(
+    assert (
         b'"request":{"model":"m"},"response":{"id":"c1","n":[1,2,3]},"request_raw":null,"response_raw":null,"capture_cut":false,'
-        b'"prompt_token_ids":null,"generation_token_ids":null,"generation_log_probs":null}'
+        in _codec.encode(record)
     )
 
 
@@ -423,9 +524,9 @@ def test_an_unread_record_encodes_its_payload_text_verbatim_and_equals_the_decod
 ) -> None:
     store = _write(tmp_path, b'{"model_call_id":"a","request":{"model":"m"},"response":null}\n')
     (unread,) = read_model_call_records(store, "r")
-    assert _codec.encode(unread).endswith(
+    assert (
         b'"request":{"model":"m"},"response":null,"request_raw":null,"response_raw":null,"capture_cut":false,'
-        b'"prompt_token_ids":null,"generation_token_ids":null,"generation_log_probs":null}'
+        in _codec.encode(unread)
     )
     (other,) = read_model_call_records(store, "r")
     assert other == _record(model_call_id="a", request={"model": "m"})
@@ -538,3 +639,41 @@ def test_records_read_in_bulk_are_not_tracked_by_the_cyclic_collector(tmp_path: 
         False,
         False,
     ]
+
+
+# -- record streams ------------------------------------------------------------------------
+
+
+def test_a_rollout_stream_skips_damaged_lines_unless_strict_and_keeps_the_raw_lines(
+    tmp_path: Path,
+) -> None:
+    store = _write(tmp_path, b'{"model_call_id":"a"}\n\n{bad\n{"model_call_id":"b"}')
+    stream = iter_model_call_records(store, "r")
+    assert [(r.call_index, r.model_call_id) for r in stream] == [(0, "a"), (2, "b")]
+    assert stream.damaged == 1
+    # The raw lines behind the records: 4 lines, the blank one included; the last one has
+    # no newline.
+    assert (stream.lines.count, stream.lines.unterminated) == (4, True)
+    with pytest.raises(DamagedLineError, match="line 1"):
+        list(iter_model_call_records(store, "r", strict=True))
+
+
+def test_a_file_stream_reads_any_name_with_its_own_line_cap(tmp_path: Path) -> None:
+    path = tmp_path / "exported.jsonl"
+    long_line = b'{"model_call_id":"' + b"x" * 60 + b'"}'
+    path.write_bytes(b'{"model_call_id":"a"}\n{bad\n' + long_line + b"\n")
+    stream = iter_file_records(path)
+    assert [(r.call_index, r.model_call_id) for r in stream] == [(0, "a"), (2, "x" * 60)]
+    assert (stream.damaged, stream.lines.count) == (1, 3)
+    with pytest.raises(DamagedLineError) as info:
+        list(iter_file_records(path, strict=True))
+    assert (info.value.path, info.value.line_index) == (path, 1)
+    assert str(path) in str(info.value)
+    # A 40-byte cap makes the 80-byte line damaged too.
+    capped = iter_file_records(path, max_line_bytes=40)
+    assert [r.model_call_id for r in capped] == ["a"]
+    assert capped.damaged == 2
+    path.write_bytes(b'{"model_call_id":"a"}\n' + long_line + b"\n")
+    with pytest.raises(LineTooLongError) as too_long:
+        list(iter_file_records(path, strict=True, max_line_bytes=40))
+    assert (too_long.value.line_index, too_long.value.size) == (1, 80)

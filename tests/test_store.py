@@ -19,13 +19,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import require_capability
+from model_call_capture import _codec
 from model_call_capture.contracts import CaptureLine, ModelRef
 from model_call_capture.errors import (
     DamagedLineError,
     InvalidRolloutIdError,
     UnsupportedFormatError,
 )
-from model_call_capture.store import CaptureStore, _locking, _writer
+from model_call_capture.store import CaptureStore, Listed, _locking, _writer, read_file_lines
 
 
 def _line(call_id: str, **fields: object) -> CaptureLine:
@@ -61,6 +62,24 @@ def test_invalid_rollout_id_is_refused_before_touching_a_path(tmp_path: Path) ->
         with pytest.raises(InvalidRolloutIdError):
             call()
     assert not root.exists()
+
+
+def test_an_id_that_is_not_a_plain_string_cannot_take_a_validated_ids_file(tmp_path: Path) -> None:
+    # The store remembers the paths of ids it validated: a str subclass that hashes and
+    # compares like one of them, or an id that is not a string at all, is validated itself.
+    class Lookalike(str):
+        def __eq__(self, other: object) -> bool:
+            return True
+
+        def __hash__(self) -> int:
+            return hash("a")
+
+    store = CaptureStore(tmp_path)
+    store.append("a", _line("mine"))
+    for rollout_id in (Lookalike("../escape"), ["a"]):
+        with pytest.raises(InvalidRolloutIdError):
+            store.append(rollout_id, _line("theirs"))  # type: ignore[arg-type]
+    assert [ln.model_call_id for ln in store.read("a")] == ["mine"]
 
 
 # -- appending -----------------------------------------------------------------------------
@@ -109,10 +128,16 @@ def test_append_accepts_encoded_bytes_and_adds_the_newline(tmp_path: Path) -> No
     assert store.path("r").read_bytes() == b'{"model_call_id":"x"}\n{"model_call_id":"y"}\n'
 
 
-@pytest.mark.parametrize("data", [b'{"a":1}\n{"b":2}\n', b"", b"\n", b"  \n"])
+@pytest.mark.parametrize(
+    "data",
+    # two lines; empty; blank; a line after a newline; a line and a blank line after it
+    [b'{"a":1}\n{"b":2}\n', b"", b"\n", b"  \n", b'\n{"a":1}', b'{"a":1}\n\n'],
+)
 def test_append_refuses_bytes_that_are_not_one_line(tmp_path: Path, data: bytes) -> None:
-    with pytest.raises(ValueError, match="one non-empty line"):
-        CaptureStore(tmp_path).append("r", data)
+    store = CaptureStore(tmp_path)
+    with pytest.raises(ValueError, match=r"^a capture line must be one non-empty line of JSON$"):
+        store.append("r", data)
+    assert not store.exists("r")
 
 
 def test_lines_that_a_stdlib_encoder_would_lose_round_trip(tmp_path: Path) -> None:
@@ -145,15 +170,17 @@ def test_a_symlink_in_the_directory_cannot_redirect_a_write(tmp_path: Path) -> N
     root.mkdir()
     outside = tmp_path / "outside.txt"
     outside.write_bytes(b"precious\n")
+    outside.chmod(0o600)  # a private file of ours: only the symlink refusal protects it
     (root / "r.capture.jsonl").symlink_to(outside)
     (root / "r.capture.incomplete").symlink_to(tmp_path / "elsewhere")
     store = CaptureStore(root)
 
-    with pytest.raises(OSError, match="symlink"):
+    # (tmp_path's own name holds "symlink": match the whole refusal)
+    with pytest.raises(OSError, match="refusing to follow a symlink at "):
         store.append("r", _line("x"))
-    with pytest.raises(OSError, match="symlink"):
+    with pytest.raises(OSError, match="refusing to follow a symlink at "):
         store.read("r")
-    with pytest.raises(OSError, match="symlink"):
+    with pytest.raises(OSError, match="refusing to follow a symlink at "):
         store.mark_incomplete("r")
     assert outside.read_bytes() == b"precious\n"
     assert not (tmp_path / "elsewhere").exists()
@@ -225,6 +252,53 @@ def test_creating_a_capture_file_fsyncs_its_directory(
     assert [kind for kind, _ in synced] == ["file"]  # an existing file: only its own fsync
     store.mark_incomplete("r")
     assert [kind for kind, _ in synced] == ["file", "root"]
+
+
+def test_a_failed_read_back_or_first_write_fails_the_append_with_its_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # EIO reading back the last byte of a file another writer wrote, and ENOSPC on the
+    # first write of this process to a new file: injected at the OS calls.
+    store = CaptureStore(tmp_path)
+    store.path("r").write_bytes(b'{"model_call_id":"x"}\n')
+    store.path("r").chmod(0o600)
+
+    def failing_pread(fd: int, n: int, offset: int) -> bytes:
+        raise OSError(errno.EIO, "Input/output error")
+
+    def failing_write(fd: int, data: bytes) -> int:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "pread", failing_pread)
+    with pytest.raises(OSError) as read_back:
+        store.append("r", _line("a"))
+    monkeypatch.undo()
+    monkeypatch.setattr(os, "write", failing_write)
+    with pytest.raises(OSError) as first_write:
+        store.append("new", _line("a"))
+    monkeypatch.undo()
+    assert (read_back.value.errno, first_write.value.errno) == (errno.EIO, errno.ENOSPC)
+    assert [ln.model_call_id for ln in store.read("r")] == ["x"]
+    assert store.path("new").read_bytes() == b""
+
+
+def test_a_failed_fsync_of_the_new_files_directory_fails_the_append_with_its_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # EIO from a directory's fsync: injected at the OS call (the real-EIO test of
+    # tests/reliability/test_disk_faults.py fails the file's own fsync).
+    real_fsync = os.fsync
+
+    def fsync(fd: int) -> None:
+        if stat.S_ISDIR(os.fstat(fd).st_mode):
+            raise OSError(errno.EIO, "Input/output error")
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    store = CaptureStore(tmp_path / "captures")
+    with pytest.raises(OSError) as info:
+        store.append("r", _line("x"))
+    assert info.value.errno == errno.EIO
 
 
 def test_a_failed_fsync_fails_the_append(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -365,19 +439,79 @@ def test_lines_appended_during_a_write_go_out_in_one_write_and_one_fsync(
     assert sorted(ids[2:]) == ["f0", "f1", "f2", "f3", "f4"]
 
 
-def test_a_write_cut_inside_a_batch_fails_only_the_lines_not_written_whole(
+class _TwiceHeldFsync(_HeldFsync):
+    """`_HeldFsync`, and the second call (a batch's) waits too, until `release_second` is set."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.second_entered = threading.Event()
+        self.release_second = threading.Event()
+
+    def __call__(self, fd: int) -> None:
+        if self.calls != 1:
+            super().__call__(fd)
+            return
+        self.calls += 1
+        self.second_entered.set()
+        assert self.release_second.wait(10)
+        self.real(fd)
+
+
+def test_a_line_appended_while_a_batch_is_fsynced_waits_for_the_next_batch(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # Group commit holds after the first batch too: a line appended while the batch of
+    # lines that queued behind the first write is in its fsync does not write on its own,
+    # it starts the next batch (a write of its own would be a fourth fsync).
+    store = CaptureStore(tmp_path)
+    store.append("r", _line("first"))  # created already: no directory fsync below
+    fsync = _TwiceHeldFsync()
+    monkeypatch.setattr(os, "fsync", fsync)
+    threads, outcome = _start_batch(store, fsync, 2)
+    fsync.release.set()
+    assert fsync.second_entered.wait(10)  # the batch of f0 and f1 is in its fsync
+    late = threading.Thread(target=lambda: store.append("r", _line("late")))
+    late.start()
+    path = os.fspath(store.path("r"))
+    waiting = False
+    for _ in range(500):
+        group = _writer._groups.get(path)
+        batch = None if group is None else group.pending
+        if batch is not None and len(batch.lines) == 1:
+            waiting = True
+            break
+        threading.Event().wait(0.01)
+    calls_while_held = fsync.calls
+    fsync.release_second.set()
+    for t in [*threads, late]:
+        t.join(10)
+    assert waiting, "the late line did not wait in the next batch"
+    assert calls_while_held == 2
+    assert fsync.calls == 3 and outcome == dict.fromkeys(["leader", "f0", "f1"])
+    assert sorted(ln.model_call_id or "" for ln in store.read("r")) == [
+        "f0",
+        "f1",
+        "first",
+        "late",
+        "leader",
+    ]
+
+
+@pytest.mark.parametrize(("whole", "part"), [(2, 10), (2, 0), (1, 0)])
+def test_a_write_cut_inside_a_batch_fails_only_the_lines_not_written_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, whole: int, part: int
+) -> None:
     # ENOSPC mid-batch cannot be timed on a real full disk: injected at the OS calls. The
-    # batch's writev writes two whole lines and part of the third; the retry of the rest
-    # fails, as on a disk that just filled up.
+    # batch's writev writes `whole` whole lines and `part` bytes of the next (0: the cut
+    # falls exactly between two lines); the retry of the rest fails, as on a disk that
+    # just filled up.
     store = CaptureStore(tmp_path)
     store.append("r", _line("first"))
     fsync = _HeldFsync()
     real_write = os.write
 
     def short_writev(fd: int, buffers: list[bytes]) -> int:
-        return real_write(fd, b"".join(buffers[:2]) + bytes(buffers[2][:10]))
+        return real_write(fd, b"".join(buffers[:whole]) + bytes(buffers[whole][:part]))
 
     def full_write(fd: int, data: bytes) -> int:
         if fsync.release.is_set():
@@ -395,23 +529,66 @@ def test_a_write_cut_inside_a_batch_fails_only_the_lines_not_written_whole(
 
     returned = {call_id for call_id, exc in outcome.items() if exc is None}
     failed = {call_id: exc for call_id, exc in outcome.items() if exc is not None}
-    assert len(returned) == 3 and "leader" in returned  # the leader and two whole lines
-    assert len(failed) == 2
+    assert len(returned) == 1 + whole and "leader" in returned  # the leader, the whole lines
+    assert len(failed) == 4 - whole
     assert all(isinstance(exc, OSError) and exc.errno == errno.ENOSPC for exc in failed.values())
     assert fsync.calls == 2  # the whole lines of the cut batch were still made durable
     store.append("r", _line("after"))
     lines, damaged = store.read_available("r")
     assert [line.model_call_id for _, line in lines][:2] == ["first", "leader"]
-    assert {line.model_call_id for _, line in lines[2:4]} == returned - {"leader"}
+    assert {line.model_call_id for _, line in lines[2 : 2 + whole]} == returned - {"leader"}
     assert lines[-1][1].model_call_id == "after"
-    assert len(lines) == 5 and damaged == 1  # the cut line, alone on its line
+    assert len(lines) == 3 + whole
+    assert damaged == (1 if part else 0)  # the cut line, alone on its line
 
 
-def test_short_writes_are_completed_and_the_end_is_remembered(
+def test_a_cut_batch_whose_fsync_fails_loses_its_whole_lines_to_the_fsync_error(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # The batch's writev writes one whole line and 10 bytes of the next, the rest of the
+    # write fails (ENOSPC), then its fsync fails too (EIO): all injected at the OS calls.
+    store = CaptureStore(tmp_path)
+    store.append("r", _line("first"))
+    fsync = _HeldFsync()
+    real_write = os.write
+
+    def short_writev(fd: int, buffers: list[bytes]) -> int:
+        return real_write(fd, bytes(buffers[0]) + bytes(buffers[1][:10]))
+
+    def full_write(fd: int, data: bytes) -> int:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    def failing_fsync(fd: int) -> None:
+        raise OSError(errno.EIO, "Input/output error")
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    threads, outcome = _start_batch(store, fsync, 3)
+    monkeypatch.setattr(os, "writev", short_writev)
+    monkeypatch.setattr(os, "write", full_write)
+    monkeypatch.setattr(os, "fsync", failing_fsync)
+    fsync.release.set()
+    for t in threads:
+        t.join()
+    monkeypatch.undo()
+    assert outcome["leader"] is None
+    errors = sorted(
+        (exc.errno, str(exc))
+        for call_id, exc in outcome.items()
+        if call_id != "leader" and isinstance(exc, OSError)
+    )
+    assert errors == [
+        (errno.EIO, "[Errno 5] fsync failed: Input/output error"),  # the whole line
+        (errno.ENOSPC, "[Errno 28] No space left on device"),
+        (errno.ENOSPC, "[Errno 28] No space left on device"),
+    ]
+
+
+@pytest.mark.parametrize("step", [7, 1])
+def test_short_writes_are_completed_and_the_end_is_remembered(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, step: int
+) -> None:
     # A regular file writes short only when the disk is nearly full or a signal lands:
-    # injected at the OS calls, every write takes at most a few bytes.
+    # injected at the OS calls, every write takes at most a few bytes (one, at worst).
     store = CaptureStore(tmp_path)
     store.append("r", _line("first"))
     fsync = _HeldFsync()
@@ -421,7 +598,7 @@ def test_short_writes_are_completed_and_the_end_is_remembered(
         return real_write(fd, b"".join(buffers)[:10])
 
     def short_write(fd: int, data: bytes) -> int:
-        return real_write(fd, bytes(data[:7]))
+        return real_write(fd, bytes(data[:step]))
 
     monkeypatch.setattr(os, "fsync", fsync)
     monkeypatch.setattr(os, "writev", short_writev)
@@ -488,6 +665,36 @@ def test_a_batch_error_reaches_every_line_as_its_own_copy(
         assert exc.__cause__ is error
 
 
+def test_the_batch_leader_raises_the_error_itself_and_the_others_a_copy_of_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The batch's fsync fails (EIO injected at the OS call): its lines were written, so the
+    # file tells which thread led the batch (the first of it), and that thread raises the
+    # error whose cause is the fsync's own; the others raise copies caused by it.
+    store = CaptureStore(tmp_path)
+    fsync = _HeldFsync()
+    monkeypatch.setattr(os, "fsync", fsync)
+    threads, outcome = _start_batch(store, fsync, 3)
+    injected = OSError(errno.EIO, "Input/output error")
+
+    def failing_fsync(fd: int) -> None:
+        raise injected
+
+    monkeypatch.setattr(os, "fsync", failing_fsync)
+    fsync.release.set()
+    for t in threads:
+        t.join()
+    monkeypatch.undo()
+    ids = [json.loads(raw)["model_call_id"] for _, raw in store.iter_lines("r")]
+    assert ids[0] == "leader" and sorted(ids[1:]) == ["f0", "f1", "f2"]
+    batch_leader, *others = (outcome[i] for i in ids[1:])
+    assert isinstance(batch_leader, OSError) and batch_leader.__cause__ is injected
+    assert str(batch_leader) == "[Errno 5] fsync failed: Input/output error"
+    for exc in others:
+        assert isinstance(exc, OSError) and exc.__cause__ is batch_leader
+        assert str(exc) == str(batch_leader)
+
+
 def test_an_interrupted_batch_leader_fails_its_batch_and_releases_the_file(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -518,6 +725,42 @@ def test_an_interrupted_batch_leader_fails_its_batch_and_releases_the_file(
     monkeypatch.undo()
     store.append("r", _line("after"))  # the file is not left busy
     assert [line.model_call_id for line in store.read("r")] == ["first", "held", "after"]
+
+
+def test_an_append_through_a_group_dropped_meanwhile_still_writes_whole_lines(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # An idle file's group is dropped at hand-over; a thread that took it just before
+    # writes beside the new group's leader, and flock keeps their writes apart.
+    store = CaptureStore(tmp_path)
+    store.append("r", _line("first"))
+    fsync = _HeldFsync()
+    monkeypatch.setattr(os, "fsync", fsync)
+    held = threading.Thread(target=store.append, args=("r", _line("held")))
+    held.start()
+    assert fsync.entered.wait(10)
+    path = os.fspath(store.path("r"))
+    stale = _writer._groups.pop(path)  # as if dropped while "held" still leads it
+    beside = threading.Thread(target=store.append, args=("r", _line("beside")))
+    beside.start()
+    beside.join(10)
+    assert not beside.is_alive(), "the new group's leader waited for the stale group"
+    assert stale.busy and _writer._groups == {}
+    fsync.release.set()
+    held.join(10)
+    assert [line.model_call_id for line in store.read("r")] == ["first", "held", "beside"]
+    assert _writer._groups == {} and not stale.busy
+
+
+def test_a_file_mode_changed_after_construction_applies_to_new_files(tmp_path: Path) -> None:
+    store = CaptureStore(tmp_path)
+    store.append("a", _line("x"))
+    store.file_mode = 0o640
+    store.append("b", _line("x"))
+    store.mark_incomplete("c")
+    assert stat.S_IMODE(store.path("a").stat().st_mode) == 0o600
+    assert stat.S_IMODE(store.path("b").stat().st_mode) == 0o640
+    assert stat.S_IMODE(store.incomplete_path("c").stat().st_mode) == 0o640
 
 
 def test_group_state_is_released_after_appends(tmp_path: Path) -> None:
@@ -570,6 +813,41 @@ def test_reading_a_missing_rollout_gives_nothing(tmp_path: Path) -> None:
     assert store.rollout_ids() == []
 
 
+def test_lines_appended_after_a_read_started_are_not_read(tmp_path: Path) -> None:
+    store = CaptureStore(tmp_path)
+    store.append("r", _line("a"))
+    store.append("r", _line("b"))
+    lines = store.iter_lines("r")
+    first = next(lines)  # the file is open and its size known from here on
+    store.append("r", _line("late"))
+    ids = [json.loads(raw)["model_call_id"] for _, raw in [first, *lines]]
+    assert ids == ["a", "b"]
+    assert [ln.model_call_id for ln in store.read("r")] == ["a", "b", "late"]
+
+
+def test_every_byte_is_read_across_chunks_down_to_a_one_byte_file(tmp_path: Path) -> None:
+    store = CaptureStore(tmp_path)
+    # A big line and blank lines up to 1 MiB + 1 byte: the last newline is alone in the
+    # second 1 MiB chunk of the read, and still counted.
+    big = msgspec.json.encode(_line("big", request={"pad": "p" * ((1 << 20) - 40)}))
+    tail = b"\n" * (1 + (1 << 20) - (len(big) % (1 << 20)))
+    store.path("r").write_bytes(big + tail)
+    lines = store.lines("r")
+    assert [len(raw) for _, raw in lines] == [len(big)]
+    assert (lines.count, lines.unterminated) == (len(tail), False)  # blank ones included
+    store.path("t").write_bytes(b"{")  # one byte: a line torn by a crash
+    assert store.read_available("t") == ([], 1)
+
+
+def test_a_file_read_with_editor_numbering_counts_from_one_with_blank_lines(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "any-name.jsonl"
+    path.write_bytes(b'{"a":1}\n\n{"b":2}\n')
+    assert list(read_file_lines(path, numbering="editor")) == [(1, b'{"a":1}'), (3, b'{"b":2}')]
+    assert list(read_file_lines(path)) == [(0, b'{"a":1}'), (1, b'{"b":2}')]
+
+
 def test_gym_numbering_skips_blank_lines_and_counts_damaged_ones(gym_reference_dir: Path) -> None:
     # collection/9-8: call-A, {not-json}, blank, [1,2], spaces, call-B, a torn last line.
     store = CaptureStore(gym_reference_dir / "collection")
@@ -605,9 +883,12 @@ def test_read_names_the_file_and_line_of_a_damaged_line(tmp_path: Path) -> None:
 def test_unknown_fields_are_accepted(tmp_path: Path) -> None:
     store = CaptureStore(tmp_path)
     store.path("r").write_bytes(
-        b'{"model_call_id":"a","client_session_id":"s","upstream_attempted":true,"format":"model-call-capture/1"}\n'
+        b'{"model_call_id":"a","a_later_field":{"x":[1]},"client_session_id":"s","format":"model-call-capture/1"}\n'
     )
-    assert store.read("r") == [CaptureLine(model_call_id="a", format="model-call-capture/1")]
+    # `client_session_id` is a field since schema 1.1; `a_later_field` is unknown and ignored.
+    assert store.read("r") == [
+        CaptureLine(model_call_id="a", format="model-call-capture/1", client_session_id="s")
+    ]
 
 
 @pytest.mark.parametrize(
@@ -683,6 +964,38 @@ def test_incomplete_marker_clear_and_rollout_ids(tmp_path: Path) -> None:
     assert [ln.model_call_id for ln in store.read("1-1")] == ["fresh"]
 
 
+def test_listing_says_what_changed_without_opening_a_file(tmp_path: Path) -> None:
+    store = CaptureStore(tmp_path)
+    store.append("1-0", _line("a"))
+    store.mark_incomplete("1-0")
+    store.mark_incomplete("2-0")
+    (tmp_path / "dir.capture.jsonl").mkdir()
+    (tmp_path / "link.capture.jsonl").symlink_to(store.path("1-0"))
+    (tmp_path / "notes.txt").write_text("not a capture")
+    info = store.path("1-0").stat()
+    assert store.listing() == {
+        "1-0": Listed((info.st_ino, info.st_size, info.st_mtime_ns), True),
+        "2-0": Listed(None, True),
+    }
+    store.append("1-0", _line("b"))
+    grown = store.listing()["1-0"].file
+    assert grown is not None and grown[0] == info.st_ino and grown[1] > info.st_size
+    assert CaptureStore(tmp_path / "missing").listing() == {}
+
+
+def test_lines_from_an_offset_are_what_was_appended_since(tmp_path: Path) -> None:
+    store = CaptureStore(tmp_path)
+    store.append("r", _line("a"))
+    first = store.lines("r")
+    assert [raw for _, raw in first] != [] and first.size == store.path("r").stat().st_size
+    store.append("r", _line("b"))
+    store.append("r", _line("c"))
+    rest = store.lines("r", start=first.size)
+    assert [_codec.decode(raw)["model_call_id"] for _, raw in rest] == ["b", "c"]
+    assert first.size + rest.size == store.path("r").stat().st_size
+    assert list(store.lines("r", start=first.size + rest.size)) == []
+
+
 def test_read_available_counts_each_kind_of_damage_and_keeps_every_good_line(
     tmp_path: Path,
 ) -> None:
@@ -708,6 +1021,16 @@ def test_read_available_counts_each_kind_of_damage_and_keeps_every_good_line(
     with pytest.raises(DamagedLineError) as caught:
         store.read("r")
     assert caught.value.line_index == 1
+
+
+def test_exists_is_true_only_for_the_rollout_that_has_a_capture_file(tmp_path: Path) -> None:
+    # A miss is confirmed by listing: the listing must find this rollout's name, not any
+    # entry, and a directory that does not exist has no capture files.
+    assert not CaptureStore(tmp_path / "missing").exists("r")
+    store = CaptureStore(tmp_path)
+    store.append("a", _line("x"))
+    store.mark_incomplete("b")
+    assert (store.exists("a"), store.exists("b"), store.exists("c")) == (True, False, False)
 
 
 def test_clear_forgets_where_this_process_last_wrote(tmp_path: Path) -> None:
@@ -900,8 +1223,10 @@ def test_a_filesystem_without_flock_still_captures(
         store.clear("r")
     assert not store.path("r").exists()
     warnings = [r.getMessage() for r in caplog.records]
-    assert len(warnings) == 1  # once, not once per append
-    assert "does not support flock (No locks available)" in warnings[0]
+    assert warnings == [  # once, not once per append
+        "capture files: the filesystem does not support flock (No locks available); appends "
+        "from several hosts to one rollout file are not serialized"
+    ]
 
 
 def test_other_flock_errors_fail_the_append(

@@ -87,6 +87,26 @@ export interface CaptureLine {
    * What the capture left out of this line or replaced, and why; absent when nothing.
    */
   gaps?: ObservationGap[];
+  /**
+   * (1.1) The request's one distinct non-empty `x-session-id` header value; correlation evidence, not authentication.
+   */
+  client_session_id?: string | null;
+  /**
+   * (1.1) Whether the model server tried its upstream for this call, as the app said; absent when it said nothing.
+   */
+  upstream_attempted?: boolean | null;
+  /**
+   * (1.1) `upstream` when the upstream answered, `local` when the server answered itself.
+   */
+  response_source?: ("upstream" | "local") | null;
+  /**
+   * (1.1) The upstream's HTTP status, which may differ from the status the client got.
+   */
+  upstream_status_code?: number | null;
+  /**
+   * (1.1) Why the server answered locally (`context_length_exceeded`, `upstream_timeout`, ...).
+   */
+  local_response_reason?: string | null;
   [k: string]: unknown;
 }
 /**
@@ -114,7 +134,7 @@ export interface ModelRef {
  */
 export interface ObservationGap {
   /**
-   * A rollout's: `model_call_capture_no_records`, `model_call_capture_records_unreadable`, `model_call_capture_incomplete` or `model_call_capture_unreadable`; a line's: `request_undecodable`, `response_undecodable`, `memory_budget`, `raw_text_cut`, `payload_as_text` or `redacted_raw`.
+   * A rollout's: `model_call_capture_no_records`, `model_call_capture_records_unreadable`, `model_call_capture_incomplete` or `model_call_capture_unreadable`; a line's: `request_undecodable`, `response_undecodable`, `memory_budget`, `raw_text_cut`, `payload_as_text`, `redacted_raw` or (1.1) `field_dropped`.
    */
   code: string;
   /**

@@ -128,19 +128,39 @@ export interface ModelCallRecord {
    */
   capture_cut?: boolean;
   /**
-   * The prompt's token ids as the server returned them; null when it did not (single-choice responses).
+   * (1.1) The request's one distinct non-empty `x-session-id` header value; correlation evidence, not authentication.
+   */
+  client_session_id?: string | null;
+  /**
+   * (1.1) Whether the model server tried its upstream for this call; null when not said.
+   */
+  upstream_attempted?: boolean | null;
+  /**
+   * (1.1) `upstream` when the upstream answered, `local` when the server answered itself.
+   */
+  response_source?: ("upstream" | "local") | null;
+  /**
+   * (1.1) The upstream's HTTP status, which may differ from the status the client got.
+   */
+  upstream_status_code?: number | null;
+  /**
+   * (1.1) Why the server answered locally (`context_length_exceeded`, `upstream_timeout`, ...).
+   */
+  local_response_reason?: string | null;
+  /**
+   * (1.1) The prompt's token ids as the server returned them; null when it did not (single-choice responses).
    */
   prompt_token_ids?: number[] | null;
   /**
-   * The generated token ids as the server returned them; null when it did not.
+   * (1.1) The generated token ids as the server returned them; null when it did not.
    */
   generation_token_ids?: number[] | null;
   /**
-   * The log-probability of each generated token; null when the server did not return them.
+   * (1.1) The log-probability of each generated token; null when the server did not return them.
    */
   generation_log_probs?: number[] | null;
   /**
-   * Why a derived field is null although the response held a value for it; absent when none.
+   * (1.1) Why a derived field is null although the response held a value for it; absent when none.
    */
   derivation_problems?: ObservationGap[];
   [k: string]: unknown;
@@ -191,7 +211,7 @@ export interface ToolCall {
  */
 export interface ObservationGap {
   /**
-   * A rollout's: `model_call_capture_no_records`, `model_call_capture_records_unreadable`, `model_call_capture_incomplete` or `model_call_capture_unreadable`; a line's: `request_undecodable`, `response_undecodable`, `memory_budget`, `raw_text_cut`, `payload_as_text` or `redacted_raw`.
+   * A rollout's: `model_call_capture_no_records`, `model_call_capture_records_unreadable`, `model_call_capture_incomplete` or `model_call_capture_unreadable`; a line's: `request_undecodable`, `response_undecodable`, `memory_budget`, `raw_text_cut`, `payload_as_text`, `redacted_raw` or (1.1) `field_dropped`.
    */
   code: string;
   /**

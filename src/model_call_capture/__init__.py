@@ -48,7 +48,12 @@ from .errors import (
     UnknownSchemaError,
     UnsupportedFormatError,
 )
-from .middleware import CaptureMiddleware, install_model_call_capture
+from .middleware import (
+    CaptureMiddleware,
+    ModelExecutionOutcome,
+    install_model_call_capture,
+    start_model_execution,
+)
 from .reassembly import StreamReassembler, reassemble_stream
 from .records import (
     aggregate_model_call_metrics,
@@ -78,6 +83,7 @@ __all__ = [
     "ModelCallCapture",
     "ModelCallMetrics",
     "ModelCallRecord",
+    "ModelExecutionOutcome",
     "ModelRef",
     "NotARegularFileError",
     "ObservationGap",
@@ -107,6 +113,7 @@ __all__ = [
     "resolve_model_base_url",
     "rollout_id_from_run",
     "rollout_path_prefix",
+    "start_model_execution",
     "url_path_for_request",
     "url_path_for_run",
 ]

@@ -33,6 +33,7 @@ __all__ = [
     "ModelCallRecord",
     "ModelRef",
     "ObservationGap",
+    "ResponseSource",
     "StreamRawPolicy",
     "TokenTrajectory",
     "ToolCall",
@@ -59,6 +60,9 @@ GapCode = str
 
 StreamRawPolicy = Literal["always", "on_failure", "never"]
 """When the raw SSE body of a stream is kept in `response_raw`."""
+
+ResponseSource = Literal["upstream", "local"]
+"""Who answered a call: the model server's upstream, or the server itself (schema 1.1)."""
 
 CaptureLineFormat = Literal["model-call-capture/1"]
 """The only `format` a v1 capture line may carry; a future major is not a v1 line."""
@@ -129,6 +133,16 @@ class CaptureLine(msgspec.Struct, kw_only=True):
     """True when the response was a Server-Sent Events stream."""
     gaps: list[ObservationGap] | UnsetType = UNSET
     """What the capture left out of this line or replaced, and why; absent when nothing."""
+    client_session_id: str | None | UnsetType = UNSET
+    """(1.1) The request's one distinct non-empty `x-session-id` header value; correlation evidence, not authentication."""
+    upstream_attempted: bool | None | UnsetType = UNSET
+    """(1.1) Whether the model server tried its upstream for this call, as the app said; absent when it said nothing."""
+    response_source: ResponseSource | None | UnsetType = UNSET
+    """(1.1) `upstream` when the upstream answered, `local` when the server answered itself."""
+    upstream_status_code: int | None | UnsetType = UNSET
+    """(1.1) The upstream's HTTP status, which may differ from the status the client got."""
+    local_response_reason: str | None | UnsetType = UNSET
+    """(1.1) Why the server answered locally (`context_length_exceeded`, `upstream_timeout`, ...)."""
 
 
 # gc=False (also on ModelRef and ToolCall): records are read by the hundred thousand and
@@ -194,14 +208,24 @@ class ModelCallRecord(msgspec.Struct, kw_only=True, gc=False):
     """The raw response text when it could not be parsed or was a stream; absent in attached calls."""
     capture_cut: bool = False
     """True when the per-call byte cap cut the captured payload."""
+    client_session_id: str | None = None
+    """(1.1) The request's one distinct non-empty `x-session-id` header value; correlation evidence, not authentication."""
+    upstream_attempted: bool | None = None
+    """(1.1) Whether the model server tried its upstream for this call; null when not said."""
+    response_source: ResponseSource | None = None
+    """(1.1) `upstream` when the upstream answered, `local` when the server answered itself."""
+    upstream_status_code: int | None = None
+    """(1.1) The upstream's HTTP status, which may differ from the status the client got."""
+    local_response_reason: str | None = None
+    """(1.1) Why the server answered locally (`context_length_exceeded`, `upstream_timeout`, ...)."""
     prompt_token_ids: list[_TokenId] | None = None
-    """The prompt's token ids as the server returned them; null when it did not (single-choice responses)."""
+    """(1.1) The prompt's token ids as the server returned them; null when it did not (single-choice responses)."""
     generation_token_ids: list[_TokenId] | None = None
-    """The generated token ids as the server returned them; null when it did not."""
+    """(1.1) The generated token ids as the server returned them; null when it did not."""
     generation_log_probs: list[float] | None = None
-    """The log-probability of each generated token; null when the server did not return them."""
+    """(1.1) The log-probability of each generated token; null when the server did not return them."""
     derivation_problems: list[ObservationGap] | UnsetType = UNSET
-    """Why a derived field is null although the response held a value for it; absent when none."""
+    """(1.1) Why a derived field is null although the response held a value for it; absent when none."""
 
     # A record read from a capture file holds `request` and `response` as the JSON text of
     # its line (`msgspec.Raw`) until they are first read: building the payload dicts of every
@@ -292,7 +316,7 @@ class ObservationGap(msgspec.Struct, kw_only=True, omit_defaults=True):
     """Why a capture may be incomplete: the capture attached to a rollout, or one call's line."""
 
     code: GapCode
-    """A rollout's: `model_call_capture_no_records`, `model_call_capture_records_unreadable`, `model_call_capture_incomplete` or `model_call_capture_unreadable`; a line's: `request_undecodable`, `response_undecodable`, `memory_budget`, `raw_text_cut`, `payload_as_text` or `redacted_raw`."""
+    """A rollout's: `model_call_capture_no_records`, `model_call_capture_records_unreadable`, `model_call_capture_incomplete` or `model_call_capture_unreadable`; a line's: `request_undecodable`, `response_undecodable`, `memory_budget`, `raw_text_cut`, `payload_as_text`, `redacted_raw` or (1.1) `field_dropped`."""
     detail: str | UnsetType = UNSET
     """More about the gap, e.g. `count=3` unreadable lines."""
 

@@ -143,7 +143,7 @@ class RawLines:
     ones included.
     """
 
-    __slots__ = ("_chunks", "_editor", "count", "max_line_bytes", "unterminated")
+    __slots__ = ("_chunks", "_editor", "count", "max_line_bytes", "size", "unterminated")
 
     def __init__(
         self,
@@ -158,6 +158,8 @@ class RawLines:
         """Lines longer than this are yielded as `OversizedLine`."""
         self.count = 0
         """The file's lines, blank ones included (set when the iteration ends)."""
+        self.size = 0
+        """The bytes read, set when the iteration ends (where a reader of appended bytes goes on)."""
         self.unterminated = False
         """True from the moment the last line is yielded without its newline (a torn write?)."""
 
@@ -170,7 +172,9 @@ class RawLines:
         # (never re-joined per chunk, which would copy a long line quadratically).
         pieces: list[bytes] = []
         held = 0  # bytes of the line so far (counted on, not kept, once over the cap)
+        size = 0
         for chunk in self._chunks:
+            size += len(chunk)
             start = 0
             if held or pieces:
                 newline = chunk.find(b"\n")
@@ -215,6 +219,7 @@ class RawLines:
                 self.unterminated = True
                 yield (count if editor else index), line
         self.count = count
+        self.size = size
 
 
 class LineDecoder(Protocol):

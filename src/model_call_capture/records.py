@@ -160,7 +160,11 @@ def _derive(line: CaptureLine) -> Derived:
         return Derived()
 
 
-def _text(value: str | None | msgspec.UnsetType) -> str | None:
+_T = TypeVar("_T")
+
+
+def _known(value: _T | None | msgspec.UnsetType) -> _T | None:
+    """The value of an optional line field, None when it is absent (`UNSET`)."""
     return None if isinstance(value, msgspec.UnsetType) else value
 
 
@@ -197,9 +201,14 @@ def build_model_call_record(line: CaptureLine, call_index: int) -> ModelCallReco
         latency_ttft_ms=line.latency_ttft_ms,
         request=line.request,
         response=line.response,
-        request_raw=_text(line.request_raw),
-        response_raw=_text(line.response_raw),
+        request_raw=_known(line.request_raw),
+        response_raw=_known(line.response_raw),
         capture_cut=line.capture_cut is True,
+        client_session_id=_known(line.client_session_id),
+        upstream_attempted=_known(line.upstream_attempted),
+        response_source=_known(line.response_source),
+        upstream_status_code=_known(line.upstream_status_code),
+        local_response_reason=_known(line.local_response_reason),
         prompt_token_ids=d.prompt_token_ids,
         generation_token_ids=d.generation_token_ids,
         generation_log_probs=d.generation_log_probs,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 import msgspec
 import pytest
@@ -29,7 +30,8 @@ OUR_ONLY_CALL_FIELDS = {
     "generation_token_ids",
     "generation_log_probs",
 }
-GYM_ONLY_CALL_FIELDS = {
+# Gym 0.7.0's execution fields, fields of our records too since schema 1.1.
+SCHEMA_1_1_FIELDS = {
     "client_session_id",
     "upstream_attempted",
     "response_source",
@@ -50,6 +52,7 @@ def test_attachment_equals_gyms_on_every_field_both_define(gym_reference_dir: Pa
         name = f"{expected_path.parent.name}/{rollout_id}"
         expected = json.loads(expected_path.read_text())["attachment"]
         record = {"_ng_rollout_id": rollout_id, "response": {"id": "x"}, "reward": 1.0}
+        before = dict(record)
         if "error" in expected:  # Gym refused the id: so do we
             with pytest.raises(InvalidRolloutIdError):
                 merge_model_call_capture_into_record(record, [expected_path.parent])
@@ -57,7 +60,8 @@ def test_attachment_equals_gyms_on_every_field_both_define(gym_reference_dir: Pa
             equal += 1
             continue
         merged = merge_model_call_capture_into_record(record, [expected_path.parent])
-        assert {k: v for k, v in merged.items() if k != "ng_model_call_capture"} == record
+        assert merged is record  # in place, as Gym
+        assert {k: v for k, v in merged.items() if k != "ng_model_call_capture"} == before
         ours = merged["ng_model_call_capture"]
         assert set(ours) == set(expected), name
         for key in ("rollout_id", "gaps"):
@@ -75,7 +79,8 @@ def test_attachment_equals_gyms_on_every_field_both_define(gym_reference_dir: Pa
         assert len(ours["calls"]) == len(expected["calls"]), name
         for mine, theirs in zip(ours["calls"], expected["calls"], strict=True):
             assert set(mine) - set(theirs) == OUR_ONLY_CALL_FIELDS, name
-            assert set(theirs) - set(mine) == GYM_ONLY_CALL_FIELDS, name
+            assert set(theirs) - set(mine) == set(), name
+            assert SCHEMA_1_1_FIELDS <= set(mine), name
             for field in sorted(mine.keys() & theirs.keys()):
                 compared += 1
                 if mine[field] == theirs[field]:
@@ -110,16 +115,21 @@ def test_the_attachment_spelled_out_with_every_gap(tmp_path: Path) -> None:
     with open(store.path("3-1"), "ab") as f:
         f.write(b"{torn")
     store.mark_incomplete("3-1")
-    row = {"_ng_task_index": 3, "_ng_rollout_index": 1, "reward": 0.5, "response": {"output": []}}
+    row: dict[str, Any] = {
+        "_ng_task_index": 3,
+        "_ng_rollout_index": 1,
+        "reward": 0.5,
+        "response": {"output": []},
+    }
     merged = merge_model_call_capture_into_record(row, tmp_path)
+    assert merged is row
+    attachment = row.pop("ng_model_call_capture")
     assert row == {
         "_ng_task_index": 3,
         "_ng_rollout_index": 1,
         "reward": 0.5,
         "response": {"output": []},
     }
-    attachment = merged.pop("ng_model_call_capture")
-    assert merged == row
     assert attachment["rollout_id"] == "3-1"
     assert attachment["gaps"] == [
         {"code": "model_call_capture_records_unreadable", "detail": "count=1"},
@@ -138,6 +148,31 @@ def test_the_attachment_spelled_out_with_every_gap(tmp_path: Path) -> None:
     }
     assert [c["model_call_id"] for c in attachment["calls"]] == ["a", "b"]
     assert all("request" not in c and "response" not in c for c in attachment["calls"])
+
+
+def test_merge_changes_the_record_in_place_and_returns_it_as_gym_does(tmp_path: Path) -> None:
+    CaptureStore(tmp_path).append("r", capture_line("a"))
+    row: dict[str, object] = {"_ng_rollout_id": "r", "reward": 1.0}
+    # Code written for Gym ignores the return value: the attachment must be in `row`.
+    merge_model_call_capture_into_record(row, [tmp_path])
+    assert list(row) == ["_ng_rollout_id", "reward", "ng_model_call_capture"]
+    first = row["ng_model_call_capture"]
+    assert isinstance(first, dict)
+    assert [c["model_call_id"] for c in first["calls"]] == ["a"]
+    # A second merge replaces the attachment (the same object comes back).
+    CaptureStore(tmp_path).append("r", capture_line("b"))
+    assert merge_model_call_capture_into_record(row, [tmp_path]) is row
+    second = row["ng_model_call_capture"]
+    assert isinstance(second, dict)
+    assert [c["model_call_id"] for c in second["calls"]] == ["a", "b"]
+    assert (row["_ng_rollout_id"], row["reward"]) == ("r", 1.0)
+
+
+def test_a_refused_rollout_id_leaves_the_record_as_it_was(tmp_path: Path) -> None:
+    row = {"_ng_rollout_id": "../x", "reward": 1.0}
+    with pytest.raises(InvalidRolloutIdError):
+        merge_model_call_capture_into_record(row, [tmp_path])
+    assert row == {"_ng_rollout_id": "../x", "reward": 1.0}
 
 
 def test_payloads_are_attached_only_when_asked(tmp_path: Path) -> None:

@@ -174,6 +174,44 @@ def test_the_first_chunk_of_a_stream_reaches_the_client_before_capture_sees_it(
     assert only_line(tmp_path, rollout)["response"]["choices"][0]["message"]["content"] == ANSWER
 
 
+def _chat_chunk(text: str) -> bytes:
+    delta = {"choices": [{"index": 0, "delta": {"content": text}, "finish_reason": None}]}
+    return b"data: " + json.dumps(delta).encode() + b"\n\n"
+
+
+def test_after_the_first_token_each_chunk_is_reassembled_before_it_goes_out(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The real reassembler, wrapped (the only stand-in here) to log when it is fed.
+    events: list[str] = []
+
+    class WatchedReassembler(StreamReassembler):
+        def feed(self, data: bytes | bytearray | memoryview) -> None:
+            events.append("feed")
+            super().feed(data)
+
+    def on_send(message: Message) -> None:
+        if message["type"] == "http.response.body" and message.get("body"):
+            events.append("send")
+
+    monkeypatch.setattr(_call, "StreamReassembler", WatchedReassembler)
+    chunks = [_chat_chunk(""), _chat_chunk("Rain"), _chat_chunk("."), b"data: [DONE]\n\n"]
+    rollout = new_rollout()
+    reply = post(
+        capturing(tmp_path, app=sse_app(chunks)),
+        rollout,
+        b"{}",
+        watch=capture_file(tmp_path, rollout),
+        on_send=on_send,
+    )
+    # The first chunk goes out before capture sees it (the time to first byte); every
+    # later one is fed first, and the one that completes the terminal event is held.
+    assert events == ["send", "feed", "feed", "send", "feed", "send", "feed", "send"]
+    assert sent_before_the_line(reply) == chunks[:3]
+    assert sent_after_the_line(reply) == [chunks[3], b""]
+    assert only_line(tmp_path, rollout)["response"]["choices"][0]["message"]["content"] == "Rain."
+
+
 def sse_app(chunks: list[bytes]) -> Any:
     """A raw ASGI app that streams `chunks` as they are, then closes the response."""
 
@@ -256,6 +294,65 @@ def test_a_chunk_that_completes_the_terminal_event_without_a_marker_of_its_own_i
     assert sent_before_the_line(reply) == chunks[:-1]  # everything before it went out at once
     assert sent_after_the_line(reply) == [chunks[-1], b""]
     assert only_line(tmp_path, rollout)["error_category"] == HELD_CATEGORY[case]
+
+
+def test_a_failure_inside_the_reassembler_mid_stream_loses_the_capture_not_the_call(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The real reassembler, made to raise on its fourth chunk (a bug in the SSE decoder or
+    # a stream state): the stand-in is the only way to make the library's own code fail.
+    class FailingReassembler(StreamReassembler):
+        fed = 0
+
+        def feed(self, data: bytes | bytearray | memoryview) -> None:
+            FailingReassembler.fed += 1
+            if FailingReassembler.fed == 4:
+                raise RuntimeError("a bug")
+            super().feed(data)
+
+    monkeypatch.setattr(_call, "StreamReassembler", FailingReassembler)
+    chunks = [_chat_chunk(word) for word in ("It", " is", " 18", " degrees", ".")]
+    chunks.append(b"data: [DONE]\n\n")
+    rollout = new_rollout()
+    reply = post(
+        capturing(tmp_path, app=sse_app(chunks)),
+        rollout,
+        b"{}",
+        watch=capture_file(tmp_path, rollout),
+    )
+    assert [bytes(m["body"]) for m, _ in reply.body_messages] == [*chunks, b""]
+    assert reply.error is None
+    line = only_line(tmp_path, rollout)
+    assert line["error_category"] == "capture_parse_error"
+    assert line["response"] is None
+    # Kept as the raw text of a failed capture: what the reassembler took before it failed.
+    assert line["response_raw"] == b"".join(chunks[:3]).decode()
+
+
+def test_stream_chunks_past_the_memory_budget_stop_the_capture_not_the_stream(
+    tmp_path: Path,
+) -> None:
+    # 400 chunks of about 1 KB against a budget of 512 KiB: the usual chunk's short path
+    # must hand over to the budget each time the kept bytes reach what was granted.
+    chunks = [_chat_chunk("x" * 1000) for _ in range(400)] + [b"data: [DONE]\n\n"]
+    rollout = new_rollout()
+    reply = post(
+        capturing(
+            tmp_path,
+            app=sse_app(chunks),
+            capture_stream_raw="never",
+            capture_memory_budget_bytes=512 * 1024,
+        ),
+        rollout,
+        b"{}",
+    )
+    assert [bytes(m["body"]) for m, _ in reply.body_messages] == [*chunks, b""]
+    line = only_line(tmp_path, rollout)
+    assert line["capture_cut"] is True
+    assert [gap["code"] for gap in line["gaps"]] == ["memory_budget"]
+    kept = line["response"]["choices"][0]["message"]["content"]
+    # The request takes its block of the budget first (128 KiB); the stream gets the rest.
+    assert 300_000 < len(kept) < 400_000 and set(kept) == {"x"}
 
 
 def test_json_final_message_waits_when_the_body_is_sent_in_pieces(tmp_path: Path) -> None:

@@ -283,6 +283,10 @@ def written(text: str) -> int:
         (b'{"a":"b\\n"}\n\t', 13, ('{"a":"b\\n"}\n\t', False)),
         (b"\x00" * 3, 18, ("\x00" * 3, False)),
         (b"\x00" * 4, 18, ("\x00" * 3, True)),  # six bytes each: \u0000
+        (b"\x00" * 2, 5, ("", True)),  # not even the first escape fits
+        (b"\xff", 6, ("\\xff", False)),  # invalid, and six times its size fits
+        # a character cut at the end of the body is still written, as escapes
+        (b"\x00ab\xe2\x82", 20, ("\x00ab\\xe2\\x82", False)),
         (b"\xff\xfe", 8, ("\\xff\\xfe", False)),  # \\xNN, the backslash counted once
         (b"\xff\xfe", 6, ("\\xff\\x", True)),  # a cut may end inside an escape
         ("d\u00e9j\u00e0".encode(), 6, ("d\u00e9j\u00e0", False)),
@@ -292,6 +296,20 @@ def test_text_within_bounds_the_written_size(
     data: bytes, limit: int, expected: tuple[str, bool]
 ) -> None:
     assert text_within(data, limit) == expected
+
+
+def test_a_big_text_under_its_written_bound_is_kept_whole_across_slices() -> None:
+    # Over one 1 MiB slice of the measuring loop, with a control byte (so it is measured)
+    # and an "\u00e9" whose two bytes straddle the slice boundary: nothing is cut or added.
+    data = b"a" * ((1 << 20) - 1) + "\u00e9".encode() + b"\x00" + b"b" * 1000
+    assert text_within(data, 2 << 20) == ("a" * ((1 << 20) - 1) + "\u00e9\x00" + "b" * 1000, False)
+
+
+def test_a_big_text_is_cut_in_its_third_slice_where_the_cap_is_reached() -> None:
+    # Two 1 MiB slices of plain text fit; the cap is reached 600 bytes into the third,
+    # where a control byte takes 6: 100 of them fit.
+    data = b"a" * (2 << 20) + b"\x00" * 1000
+    assert text_within(data, (2 << 20) + 600) == ("a" * (2 << 20) + "\x00" * 100, True)
 
 
 @pytest.mark.parametrize("byte", [b"\x00", b"\x1f", b"\xff"])
@@ -644,3 +662,41 @@ def test_a_body_whose_numbers_grow_when_written_again_is_kept_as_text() -> None:
     ]
     small = b'{"x":[9e15]}'
     assert build_line(facts(request_body=small, max_bytes=cap)).request == {"x": [9e15]}
+
+
+def test_a_kept_stream_text_over_its_bound_is_cut_with_a_gap_naming_it() -> None:
+    line = build_line(
+        facts(
+            request_body=b"",
+            started=True,
+            status=200,
+            stream=True,
+            stream_result=STREAM_OK,
+            raw=SSE,
+            keep_raw="always",
+            max_bytes=10,
+        )
+    )
+    assert (line.response_raw, line.capture_cut) == ('data: {"id', True)
+    assert line.gaps == [
+        ObservationGap(
+            code="raw_text_cut", detail="response_raw: " + CUT_GAP.format(n=len(SSE)) + CUT_WHY
+        )
+    ]
+
+
+def test_a_body_kept_as_json_up_to_exactly_the_cap_once_written_again() -> None:
+    body = b'{"a":1e15}'  # written again as {"a":1000000000000000.0}: 24 bytes
+    kept = build_line(facts(request_body=b"", started=True, status=200, body=body, max_bytes=24))
+    assert (kept.response, kept.response_raw, kept.gaps) == ({"a": 1e15}, UNSET, UNSET)
+    as_text = build_line(facts(request_body=b"", started=True, status=200, body=body, max_bytes=23))
+    assert (as_text.response, as_text.response_raw) == (None, '{"a":1e15}')
+    assert [gap.code for gap in as_text.gaps or ()] == ["payload_as_text"]
+
+
+def test_a_body_that_is_not_json_under_a_tiny_cap_is_a_parse_error_not_kept_for_its_size() -> None:
+    # "null", what a body that is not JSON would be written as, takes 4 bytes: more than
+    # this cap, but such a body is text because it is not JSON, not because of its size.
+    line = build_line(facts(request_body=b"", started=True, status=200, body=b"abc", max_bytes=3))
+    assert (line.response, line.response_raw) == (None, "abc")
+    assert (line.error_category, line.gaps) == ("capture_parse_error", UNSET)

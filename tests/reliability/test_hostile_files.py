@@ -9,9 +9,11 @@ replaced by what is said at each test.
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import logging
 import os
+import socket
 import stat
 import threading
 from collections.abc import Callable, Iterator
@@ -22,8 +24,10 @@ from typing import Any
 import httpx
 import pytest
 
+from conftest import require_capability
 from model_call_capture.collection import build_model_call_capture
 from model_call_capture.contracts import CaptureLine
+from model_call_capture.errors import NotARegularFileError
 from model_call_capture.store import CaptureStore, _mounts
 
 from .apps import CHAT_REPLY, capturing, reply_app
@@ -79,7 +83,11 @@ def test_a_fifo_under_a_capture_name_is_refused_not_waited_on(tmp_path: Path, na
         error = _in_thread(lambda: store.mark_incomplete("r"), [fifo])
     else:
         error = _in_thread(lambda: store.append("r", _line("c")), [fifo])
-    assert isinstance(error, OSError)
+    assert isinstance(error, NotARegularFileError)
+    # The marker is opened write-only (ENXIO: a FIFO nobody reads), the capture file for
+    # reading too (it opens, and is then refused for what it is).
+    expected_errno = errno.ENXIO if name.endswith(".incomplete") else errno.EINVAL
+    assert (error.errno, error.filename) == (expected_errno, str(fifo))
     assert f"refusing capture file {fifo}: not a regular file (a FIFO)" in str(error)
     assert stat.S_ISFIFO(os.lstat(fifo).st_mode)  # left alone
 
@@ -149,12 +157,14 @@ def test_a_file_that_is_not_privately_ours_is_refused(
 ) -> None:
     path = _planted(tmp_path / "r.capture.jsonl", mode=mode, uid=uid)
     store = CaptureStore(tmp_path)
-    with pytest.raises(OSError, match=f"refusing capture file {path}: {reason}"):
+    with pytest.raises(OSError, match=f"refusing capture file {path}: {reason}") as info:
         store.append("r", _line("c"))
+    assert (info.value.errno, info.value.filename) == (errno.EPERM, str(path))
     assert path.read_bytes() == b""
     incomplete = _planted(tmp_path / "r.capture.incomplete", mode=mode, uid=uid)
-    with pytest.raises(OSError, match=f"refusing capture file {incomplete}: {reason}"):
+    with pytest.raises(OSError, match=f"refusing capture file {incomplete}: {reason}") as info:
         store.mark_incomplete("r")
+    assert (info.value.errno, info.value.filename) == (errno.EPERM, str(incomplete))
 
 
 def test_a_mode_the_store_grants_itself_is_not_refused(tmp_path: Path) -> None:
@@ -215,6 +225,37 @@ def test_entries_that_are_not_regular_files_are_skipped_and_reported_once(
     ]
 
 
+def test_devices_and_sockets_with_capture_names_are_named_for_what_they_are(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    try:
+        os.mknod(tmp_path / "chr.capture.jsonl", stat.S_IFCHR | 0o600, os.makedev(1, 3))
+        os.mknod(tmp_path / "blk.capture.jsonl", stat.S_IFBLK | 0o600, os.makedev(7, 0))
+    except PermissionError as exc:
+        require_capability("mknod (root)", False, f"makes device nodes: {exc}")
+    monkeypatch.chdir(tmp_path)  # a short socket address
+    with socket.socket(socket.AF_UNIX) as sock:
+        sock.bind("sock.capture.incomplete")
+        store = CaptureStore(tmp_path)
+        with caplog.at_level(logging.WARNING, logger="model_call_capture.store"):
+            assert store.rollout_ids() == []
+        assert sorted(r.getMessage() for r in caplog.records) == [
+            f"capture directory: skipping {tmp_path}/{name}: {kind}, not a capture file"
+            for name, kind in [
+                ("blk.capture.jsonl", "a block device"),
+                ("chr.capture.jsonl", "a character device"),
+                ("sock.capture.incomplete", "a socket"),
+            ]
+        ]
+        with pytest.raises(
+            NotARegularFileError, match=r"not a regular file \(a character device\)"
+        ) as info:
+            store.read("chr")
+        assert (info.value.errno, info.value.filename) == (errno.EINVAL, str(store.path("chr")))
+        with pytest.raises(OSError, match=r"not a regular file \(a character device\)"):
+            store.append("chr", _line("c"))
+
+
 # -- 20: the directory's mode under any umask ---------------------------------------------
 
 
@@ -247,6 +288,36 @@ def test_created_directories_get_the_store_mode_whatever_the_umask(
         assert stat.S_IMODE(created.stat().st_mode) == expected, created
     for path in (store.path("r"), store.incomplete_path("r")):
         assert stat.S_IMODE(path.stat().st_mode) == 0o600, path
+
+
+@pytest.mark.parametrize(("mask", "dir_mode"), [(0o000, 0o700), (0o077, 0o750)])
+def test_nothing_the_store_creates_is_ever_wider_than_its_modes(
+    tmp_path: Path,
+    umask: Callable[[int], None],
+    monkeypatch: pytest.MonkeyPatch,
+    mask: int,
+    dir_mode: int,
+) -> None:
+    # Not even for the moment between its creation and the chmod that fixes what the umask
+    # took away: a file or directory created open (mode 0777 under umask 0) could be
+    # opened by another user in that moment. The mode of each one the store changes is
+    # read just before the change.
+    before_and_after: list[tuple[int, int]] = []
+    real_fchmod = os.fchmod
+
+    def fchmod(fd: int, mode: int) -> None:
+        before_and_after.append((stat.S_IMODE(os.fstat(fd).st_mode), mode))
+        real_fchmod(fd, mode)
+
+    monkeypatch.setattr(os, "fchmod", fchmod)
+    store = CaptureStore(tmp_path / "a" / "captures", dir_mode=dir_mode)
+    umask(mask)
+    store.append("r", _line("c"))
+    store.mark_incomplete("r")
+    umask(0o022)
+    assert [(f"{b:04o}", f"{a:04o}") for b, a in before_and_after if b & ~a] == []
+    assert stat.S_IMODE((tmp_path / "a").stat().st_mode) == dir_mode
+    assert stat.S_IMODE(store.path("r").stat().st_mode) == 0o600
 
 
 def test_an_existing_directory_is_left_as_it_is(tmp_path: Path) -> None:
@@ -393,3 +464,119 @@ def test_a_capture_dir_on_a_nolock_mount_is_warned_about_once(
     assert first == again == f"nfs mount {mount.mount_point} with local_lock=all,nolock"
     assert len(caplog.records) == 1
     assert "concurrent appends from several hosts" in caplog.records[0].getMessage()
+
+
+def test_a_store_reads_the_mount_table_once_at_its_first_append(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Once per store, before its first line: not never (no warning), nor once per append
+    # (a read of the whole mount table on every captured call). Spied at the store's call.
+    checked: list[Path] = []
+    real = _mounts.warn_if_appends_may_be_lost
+
+    def check(root: Path) -> str | None:
+        checked.append(root)
+        return real(root)
+
+    monkeypatch.setattr("model_call_capture.store._store.warn_if_appends_may_be_lost", check)
+    store = CaptureStore(tmp_path / "captures")
+    for i in range(3):
+        store.append("r", _line(f"c{i}"))
+    assert checked == [tmp_path / "captures"]
+
+
+def _mount_line(number: int, device: tuple[int, int], point: str, fs: str, options: str) -> str:
+    """One mountinfo line (proc(5)): the mount point as given (no escapes needed here)."""
+    major, minor = device
+    return f"{number} 1 {major}:{minor} / {point} rw,relatime - {fs} src {options}\n"
+
+
+def test_the_mount_of_a_path_is_the_deepest_one_of_its_device_that_contains_it(
+    tmp_path: Path,
+) -> None:
+    # A hand-written table around this machine's real directories: the path's device is
+    # real (mount_of stats it), the mounts listed are not.
+    (tmp_path / "BOX" / "inner").mkdir(parents=True)
+    st_dev = tmp_path.stat().st_dev
+    device = (os.major(st_dev), os.minor(st_dev))
+    other = (device[0] + 1, device[1])
+    table = "".join(
+        [
+            _mount_line(1, device, "/", "ext4", "rw"),
+            # the same device mounted deeper, at a point whose name ends in "X"
+            _mount_line(2, device, f"{tmp_path}/BOX", "nfs", "rw,nolock"),
+            # the same device at a point that does not contain the path
+            _mount_line(3, device, f"{tmp_path}/elsewhere/deeper/still/deeper", "ext4", "rw"),
+            # deeper still, but another device: the path is not on it
+            _mount_line(4, other, f"{tmp_path}/BOX/inner", "ext4", "rw"),
+        ]
+    )
+    mounts = _mounts.parse_mountinfo(table)
+    found = _mounts.mount_of(tmp_path / "BOX" / "inner" / "not-yet" / "captures", mounts)
+    assert found is not None and (found.mount_point, found.fs_type) == (f"{tmp_path}/BOX", "nfs")
+    assert _mounts.mount_of(tmp_path / "BOX", mounts) == found  # the mount point itself
+
+
+def test_a_mount_table_that_is_not_utf8_is_still_read(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Mount points are bytes: mountinfo escapes only space, tab, newline and backslash.
+    st_dev = tmp_path.stat().st_dev
+    device = (os.major(st_dev), os.minor(st_dev))
+    table = tmp_path / "mountinfo"
+    table.write_bytes(
+        _mount_line(1, device, "/mnt/caf\xe9", "ext4", "rw").encode("latin-1")
+        + _mount_line(2, device, "/", "nfs", "rw,nolock").encode()
+    )
+    with caplog.at_level(logging.WARNING, logger="model_call_capture.store"):
+        reason = _mounts.warn_if_appends_may_be_lost(tmp_path / "captures", table)
+    assert reason == "nfs mount / with nolock"
+    assert len(caplog.records) == 1
+
+
+def test_each_capture_dir_on_a_nolock_mount_is_warned_about_at_its_first_check(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    st_dev = tmp_path.stat().st_dev
+    table = tmp_path / "mountinfo"
+    table.write_text(_mount_line(1, (os.major(st_dev), os.minor(st_dev)), "/", "nfs", "nolock"))
+    first, second = tmp_path / "first", tmp_path / "second"
+    with caplog.at_level(logging.WARNING, logger="model_call_capture.store"):
+        _mounts.warn_if_appends_may_be_lost(first, table)
+        warned_at_first_check = [r.getMessage() for r in caplog.records]
+        _mounts.warn_if_appends_may_be_lost(first, table)
+        _mounts.warn_if_appends_may_be_lost(second, table)
+    assert warned_at_first_check == [
+        f"capture directory {first} is on an nfs mount / with nolock: flock is local to each "
+        "host there, so concurrent appends from several hosts to one rollout file can be "
+        "lost silently; write each host's captures to its own directory, or mount with "
+        "locking (docs/reliability.md)"
+    ]
+    assert [r.getMessage().split(" is on ")[0] for r in caplog.records] == [
+        f"capture directory {first}",
+        f"capture directory {second}",
+    ]
+    # A table that lists no mount holding the directory: nothing to say.
+    table.write_text(_mount_line(1, (0, 1), "/nowhere", "nfs", "nolock"))
+    assert _mounts.warn_if_appends_may_be_lost(tmp_path / "third", table) is None
+
+
+def test_an_escaped_mount_point_that_is_not_utf8_once_unescaped_is_kept() -> None:
+    # "\040" is a space; "\377" a byte that is no UTF-8: replaced, the mount still listed.
+    (mount,) = _mounts.parse_mountinfo(_mount_line(1, (0, 60), "/mnt/a\\040b\\377", "nfs", "rw"))
+    assert mount.mount_point == "/mnt/a b\ufffd"
+
+
+def test_every_mount_line_is_parsed_around_malformed_ones_and_empty_fields() -> None:
+    # A malformed line in the middle; a mount whose source is empty (`mount -t tmpfs ""`),
+    # which leaves an empty field between two spaces.
+    table = (
+        "70 1 0:70 / /first rw,noatime - tmpfs src rw,size=4k\n"
+        "not a mount line\n"
+        "71 1 0:71 / /empty-source ro,nosuid - tmpfs  rw,size=8k\n"
+    )
+    mounts = _mounts.parse_mountinfo(table)
+    assert [(m.mount_point, m.fs_type, m.options) for m in mounts] == [
+        ("/first", "tmpfs", frozenset({"rw", "noatime", "size=4k"})),
+        ("/empty-source", "tmpfs", frozenset({"ro", "nosuid", "rw", "size=8k"})),
+    ]

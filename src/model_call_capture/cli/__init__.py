@@ -17,6 +17,7 @@ from .export import export, schema
 from .serve import serve
 from .show import show, stats
 from .validate import validate
+from .view import view
 
 __all__ = ["cli", "main"]
 
@@ -30,11 +31,12 @@ def cli() -> None:
     Start here:
       mcc demo                      # a captured demo run, offline, in seconds
       mcc stats ./mcc-demo          # what was captured
+      mcc view ./mcc-demo           # read the rollouts in a browser
       mcc serve --upstream http://localhost:8000 --capture-dir /data/model-calls
     """
 
 
-for _command in (demo, serve, validate, show, stats, export, schema):
+for _command in (demo, serve, validate, show, stats, export, schema, view):
     cli.add_command(_command)
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import re
+import socket
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +29,7 @@ __all__ = [
     "capture_root",
     "fmt_int",
     "fmt_ms",
+    "listen",
     "literal",
     "max_line_bytes_option",
     "percentile",
@@ -141,3 +143,24 @@ def fmt_ms(value: float | None) -> str:
 def fmt_int(value: int | None) -> str:
     """A count for a table cell; `-` when unknown."""
     return "-" if value is None else f"{value:,}"
+
+
+def listen(host: str, port: int) -> socket.socket:
+    """A bound, listening socket; bound here so a taken port is one clear error."""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except socket.gaierror as exc:
+        raise click.ClickException(f"cannot listen on {host}:{port}: {exc.strerror}") from None
+    family, kind, proto, _, address = infos[0]
+    sock = socket.socket(family, kind, proto)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind(address)
+        sock.listen(2048)
+    except OSError as exc:
+        sock.close()
+        raise click.ClickException(
+            f"cannot listen on {host}:{port}: {exc.strerror or exc}"
+        ) from None
+    sock.set_inheritable(True)
+    return sock

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import resource
-import socket
 from pathlib import Path
 
 import click
@@ -15,32 +14,12 @@ from ..proxy import (
     DEFAULT_MAX_REQUEST_BYTES,
     DEFAULT_TIMEOUT_S,
 )
+from ._common import listen
 
 __all__ = ["serve"]
 
 # Each proxied call holds two descriptors (client and upstream); the rest is the server's own.
 _SPARE_FDS = 64
-
-
-def _listen(host: str, port: int) -> socket.socket:
-    """A bound, listening socket; bound here so a taken port is one clear error."""
-    try:
-        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
-    except socket.gaierror as exc:
-        raise click.ClickException(f"cannot listen on {host}:{port}: {exc.strerror}") from None
-    family, kind, proto, _, address = infos[0]
-    sock = socket.socket(family, kind, proto)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind(address)
-        sock.listen(2048)
-    except OSError as exc:
-        sock.close()
-        raise click.ClickException(
-            f"cannot listen on {host}:{port}: {exc.strerror or exc}"
-        ) from None
-    sock.set_inheritable(True)
-    return sock
 
 
 def _ensure_descriptors(max_connections: int) -> None:
@@ -193,7 +172,7 @@ def serve(
     except ValueError as exc:
         raise click.ClickException(str(exc)) from None
     _ensure_descriptors(max_connections)
-    sock = _listen(host, port)
+    sock = listen(host, port)
     bound_port = sock.getsockname()[1]
     shown_host = f"[{host}]" if ":" in host else host
     click.echo(

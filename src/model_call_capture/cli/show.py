@@ -1,4 +1,4 @@
-"""`mcc show` (the calls of one rollout) and `mcc stats` (per model and dialect)."""
+"""`mcc show` (one rollout as a conversation) and `mcc stats` (per model and dialect)."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from rich.text import Text
 from .. import _codec
 from ..contracts import ModelCallRecord
 from ..store import CAPTURE_SUFFIX, CaptureStore
+from ..viewer import CallView, Conversation
 from ._common import (
     RolloutRecords,
     capture_root,
@@ -28,6 +29,7 @@ from ._common import (
     stderr,
     stdout,
 )
+from ._conversation import conversation_renderables
 from ._parallel import jobs_option, map_files
 from ._stats import FileStats, GroupStats, StatsJob, read_file_stats
 
@@ -172,9 +174,10 @@ def stats(directory: str, as_json: bool, jobs: int | None, max_line_bytes: int) 
         )
 
 
-def _calls_table(rollout: RolloutRecords) -> Table:
+def _calls_table(conversation: Conversation) -> Table:
+    calls = [item for item in conversation.items if isinstance(item, CallView)]
     table = Table(
-        title=literal(f"rollout {rollout.rollout_id}: {len(rollout.records)} calls"),
+        title=literal(f"rollout {conversation.rollout_id}: {conversation.calls} calls"),
         title_justify="left",
     )
     for name in (
@@ -193,20 +196,21 @@ def _calls_table(rollout: RolloutRecords) -> Table:
         table.add_column(name, justify="right" if numeric else "left")
     table.add_column("tool calls")
     table.add_column("error")
-    for r in rollout.records:
+    for c in calls:
+        tools = [p.name or "?" for t in c.output for p in t.parts if p.kind == "tool_call"]
         table.add_row(
-            str(r.call_index),
-            literal(r.dialect or "-"),
-            literal(r.model or "-"),
-            fmt_int(r.status_code),
-            literal(r.finish_reason or "-"),
-            fmt_int(r.tokens_in),
-            fmt_int(r.tokens_out),
-            fmt_int(r.tokens_reasoning),
-            fmt_ms(r.latency_total_ms),
-            fmt_ms(r.latency_ttft_ms),
-            literal(", ".join(c.name or "?" for c in r.tool_calls) or "-"),
-            literal(r.error_category or "-"),
+            str(c.index),
+            literal(c.dialect or "-"),
+            literal(c.model or "-"),
+            fmt_int(c.status_code),
+            literal(c.finish_reason or "-"),
+            fmt_int(c.tokens_in),
+            fmt_int(c.tokens_out),
+            fmt_int(c.tokens_reasoning),
+            fmt_ms(c.latency_ms),
+            fmt_ms(c.ttft_ms),
+            literal(", ".join(tools) or "-"),
+            literal(c.error_category or "-"),
         )
     return table
 
@@ -214,22 +218,37 @@ def _calls_table(rollout: RolloutRecords) -> Table:
 @click.command()
 @click.argument("directory", metavar="DIR", type=click.Path(file_okay=False))
 @click.argument("rollout_id")
-@click.option("--payloads", is_flag=True, help="Include the request and response payloads.")
 @click.option(
-    "--json", "as_json", is_flag=True, help="Print the ng_model_call_capture attachment as JSON."
+    "--payloads",
+    is_flag=True,
+    help="Also print each call's request and response (and raw stream when kept).",
+)
+@click.option(
+    "--raw",
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print the ng_model_call_capture attachment as JSON instead (--json: the old name).",
 )
 def show(directory: str, rollout_id: str, payloads: bool, as_json: bool) -> None:
-    """The calls of one rollout as a table, or its attachment as JSON.
+    """One rollout as the conversation it was: its calls, turns, tool calls and results.
+
+    A table of the calls, then each call's new input turns and its output, with the
+    call's model, status, finish reason, tokens, TTFT and latency; damaged lines are shown
+    where they are. `--raw` prints the rollout's attachment as JSON (the calls without
+    payloads; with `--payloads`, with them). `mcc view` shows the same in a browser.
 
     \b
     Example:
       mcc show ./mcc-demo 0-0
-      mcc show /data/model-calls 17-3-a1 --json --payloads > rollout.json
+      mcc show /data/model-calls 17-3-a1 --raw --payloads > rollout.json
     """
     from ..collection import merge_model_call_capture_into_record
+    from ..viewer import Entries, build_conversation
 
     root = capture_root(directory)
-    known = CaptureStore(root).rollout_ids()
+    store = CaptureStore(root)
+    known = store.rollout_ids()
     if rollout_id not in known:
         listed = ", ".join(known[:5]) + (f" and {len(known) - 5} more" if len(known) > 5 else "")
         raise click.ClickException(
@@ -241,23 +260,36 @@ def show(directory: str, rollout_id: str, payloads: bool, as_json: bool) -> None
         )
         click.echo(_codec.encode(row["ng_model_call_capture"]).decode())
         return
-    (rollout,) = read_rollouts(root, [rollout_id])
+    conversation = build_conversation(
+        rollout_id, Entries(store, rollout_id), incomplete=store.is_incomplete(rollout_id)
+    )
     console = stdout()
-    console.print(_calls_table(rollout))
-    if rollout.invalid_count:
-        console.print(f"[yellow]{rollout.invalid_count} unreadable lines skipped[/]")
+    console.print(_calls_table(conversation))
+    if conversation.damaged:
+        lines = "line" if conversation.damaged == 1 else "lines"
+        console.print(
+            f"[yellow]{conversation.damaged} unreadable {lines} (shown where they are)[/]"
+        )
+    for renderable in conversation_renderables(conversation):
+        console.print(renderable)
     if payloads:
-        for r in rollout.records:
-            console.rule(
-                literal(f"call {r.call_index} ({r.dialect or '?'}, {r.model_call_id or 'no id'})")
-            )
-            for name, value in (("request", r.request), ("response", r.response)):
+        (rollout,) = read_rollouts(root, [rollout_id])
+        _print_payloads(rollout)
+
+
+def _print_payloads(rollout: RolloutRecords) -> None:
+    console = stdout()
+    for r in rollout.records:
+        console.rule(
+            literal(f"call {r.call_index} ({r.dialect or '?'}, {r.model_call_id or 'no id'})")
+        )
+        for name, value in (("request", r.request), ("response", r.response)):
+            console.print(f"[bold]{name}[/]")
+            console.print(_json_text(value))
+        for name, raw in (("request_raw", r.request_raw), ("response_raw", r.response_raw)):
+            if isinstance(raw, str):  # not UNSET
                 console.print(f"[bold]{name}[/]")
-                console.print(_json_text(value))
-            for name, raw in (("request_raw", r.request_raw), ("response_raw", r.response_raw)):
-                if isinstance(raw, str):  # not UNSET
-                    console.print(f"[bold]{name}[/]")
-                    console.print(literal(raw, multiline=True))
+                console.print(literal(raw, multiline=True))
 
 
 def _json_text(value: Any) -> Text:

@@ -1,8 +1,8 @@
 """The rollout attachment: `ng_model_call_capture`, built from capture files, and clearing them.
 
 The attachment (`merge_model_call_capture_into_record`) adds one key,
-`ng_model_call_capture = {rollout_id, metrics, calls, gaps?}`, to a rollout record and
-leaves every other field alone. Gaps say why the capture may be incomplete:
+`ng_model_call_capture = {rollout_id, metrics, calls, gaps?}`, to a rollout record (in
+place, as NeMo Gym 0.7.0 does) and leaves every other field alone. Gaps say why the capture may be incomplete:
 
 - `model_call_capture_unreadable` (detail: the error): a capture file could not be read;
 - `model_call_capture_records_unreadable` (detail `count=N`): N lines were damaged;
@@ -13,9 +13,9 @@ leaves every other field alone. Gaps say why the capture may be incomplete:
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, MutableMapping
 from pathlib import Path
-from typing import Any, TypeAlias
+from typing import Any, TypeAlias, overload
 
 import msgspec
 
@@ -107,16 +107,38 @@ def build_model_call_capture(
     )
 
 
+@overload
 def merge_model_call_capture_into_record(
-    record: Mapping[str, Any],
+    record: dict[str, Any],
     capture_dirs: CaptureDirs,
     *,
     include_payloads: bool = False,
     rollout_id: str | None = None,
-) -> dict[str, Any]:
-    """A copy of `record` with `ng_model_call_capture` added; no other field changes.
+) -> dict[str, Any]: ...
 
-    The rollout id is `rollout_id` if given, else the record's (`_ng_rollout_id`, else its
+
+@overload
+def merge_model_call_capture_into_record(
+    record: MutableMapping[str, Any],
+    capture_dirs: CaptureDirs,
+    *,
+    include_payloads: bool = False,
+    rollout_id: str | None = None,
+) -> MutableMapping[str, Any]: ...
+
+
+def merge_model_call_capture_into_record(
+    record: MutableMapping[str, Any],
+    capture_dirs: CaptureDirs,
+    *,
+    include_payloads: bool = False,
+    rollout_id: str | None = None,
+) -> MutableMapping[str, Any]:
+    """Add `ng_model_call_capture` to `record` in place and return `record` itself.
+
+    As NeMo Gym 0.7.0 does: code that ignores the return value still finds the attachment
+    in its record. No other field changes; an existing attachment is replaced. If the
+    capture cannot be read or the id is refused, the record is left as it was. The rollout id is `rollout_id` if given, else the record's (`_ng_rollout_id`, else its
     task/rollout/attempt indices). Attached calls omit `request`, `response`, `request_raw` and `response_raw`
     unless `include_payloads`; those stay in the capture files. Raises `ValueError` when
     the record names no rollout, `InvalidRolloutIdError` when it names an invalid one.
@@ -129,9 +151,8 @@ def merge_model_call_capture_into_record(
         for call in attachment["calls"]:
             for name in PAYLOAD_FIELDS:
                 call.pop(name, None)
-    merged = dict(record)
-    merged[ATTACHMENT_KEY] = attachment
-    return merged
+    record[ATTACHMENT_KEY] = attachment
+    return record
 
 
 def clear_model_call_captures_for_rollouts(

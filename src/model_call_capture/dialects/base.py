@@ -23,13 +23,16 @@ __all__ = [
     "DialectModule",
     "NotList",
     "NotObject",
+    "Part",
     "Payload",
     "StreamResult",
     "StreamState",
     "Terminal",
+    "Turn",
     "decode_view",
     "escaped_ascii",
     "request_model",
+    "text_of",
     "token_count",
     "tool_arguments",
 ]
@@ -97,6 +100,39 @@ class Derived:
     """Why a field is null although the response held a value for it; UNSET when none."""
 
 
+PartKind: TypeAlias = Literal[
+    "text", "reasoning", "tool_call", "tool_result", "attachment", "other"
+]
+"""What a piece of a turn is: said text, reasoning, a tool call, the result that answered one,
+an attachment (an image, a file, audio: shown as a placeholder), or an item of another type."""
+
+
+@dataclass(slots=True)
+class Part:
+    """One piece of a turn, in a form every dialect shares (for people to read, not to replay)."""
+
+    kind: PartKind
+    text: str = ""
+    """The text said or reasoned, a tool result's output, or what an attachment or item is."""
+    name: str | None = None
+    """The tool's name (tool call, tool result when known) or the item's type (attachment, other)."""
+    call_id: str | None = None
+    """The tool call's id, or the id of the call a tool result answers."""
+    arguments: str | None = None
+    """A tool call's arguments as JSON text (as sent, not parsed)."""
+    error: bool = False
+    """A tool result the client marked as an error."""
+
+
+@dataclass(slots=True)
+class Turn:
+    """One message of a conversation: who spoke (`system`, `developer`, `user`, `assistant`,
+    `tool`, or the role as captured) and what, in order."""
+
+    role: str
+    parts: list[Part] = field(default_factory=list)
+
+
 class DialectModule(Protocol):
     """The names every dialect package (`dialects/<name>/__init__.py`) exports."""
 
@@ -113,6 +149,13 @@ class DialectModule(Protocol):
 
     def derive(self, request: Payload, response: Payload) -> Derived:
         """Derive record facts from a (possibly null) request and response; never raises."""
+
+    def request_turns(self, request: Any) -> list[Turn]:
+        """The conversation a decoded request sends (system prompt, history, new input);
+        never raises: what is not understood becomes an `other` part or is left out."""
+
+    def response_turns(self, response: Any) -> list[Turn]:
+        """The assistant turns of a decoded response (one per choice); never raises."""
 
     def may_end(self, chunk: bytes) -> bool:
         """False only when SSE text holding `chunk` cannot complete the terminal event.
@@ -204,3 +247,15 @@ def request_model(request: Payload) -> Any:
     """The request's `model` member as it is (unchecked), None when absent."""
     view = decode_view(request, _request_view)
     return None if view is None else view.model
+
+
+def text_of(value: object) -> str:
+    """`value` when it is a string, else its JSON text (so nothing captured is lost or guessed)."""
+    if isinstance(value, str):
+        return value
+    if value is None:
+        return ""
+    try:
+        return _codec.encode(value).decode()
+    except (TypeError, ValueError, OverflowError):
+        return repr(value)

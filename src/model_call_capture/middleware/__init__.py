@@ -18,12 +18,19 @@
   where it can, and never fails the call.
 
 An app may override the derived `error_category` through the `CaptureContext` at
-`scope["extensions"]["model_call_capture"]`.
+`scope["extensions"]["model_call_capture"]`, and say how it executed the call
+(`upstream_attempted`, `response_source`, `upstream_status_code`,
+`local_response_reason`) through the `ModelExecutionOutcome` that
+`start_model_execution(request, upstream_attempted=...)` returns. The line also carries
+the request's `client_session_id` (its one distinct `x-session-id` value), and a 3xx
+`Location` pointing at this server keeps the rollout prefix (`_redirect`).
 
 The modules, one concern each:
 
 - `_app`: the ASGI shell (`CaptureMiddleware`, `install_model_call_capture`);
-- `_context`: `CaptureContext`, what the app sees of a captured call;
+- `_context`: `CaptureContext`, what the app sees of a captured call, and
+  `start_model_execution` / `ModelExecutionOutcome`, what the app may tell the line;
+- `_redirect`: a redirect's `Location` kept under the rollout prefix (pure);
 - `_call`: one call, the tee of its response and the hold of its end (the durability
   promise, failures and memory bounds are described there);
 - `_request`: the request side of a call, its body decoded and bounded;
@@ -38,7 +45,12 @@ from __future__ import annotations
 
 from ..correlation import ROLLOUT_PREFIX
 from ._app import CaptureMiddleware, install_model_call_capture
-from ._context import CAPTURE_EXTENSION, CaptureContext
+from ._context import (
+    CAPTURE_EXTENSION,
+    CaptureContext,
+    ModelExecutionOutcome,
+    start_model_execution,
+)
 from ._outcome import error_category_for_status
 
 __all__ = [
@@ -46,6 +58,8 @@ __all__ = [
     "ROLLOUT_PREFIX",
     "CaptureContext",
     "CaptureMiddleware",
+    "ModelExecutionOutcome",
     "error_category_for_status",
     "install_model_call_capture",
+    "start_model_execution",
 ]

@@ -6,7 +6,7 @@ import logging
 from collections.abc import Mapping
 from typing import Any, cast
 
-from .._asgi import ASGIApp, Receive, Scope, Send
+from .._asgi import ASGIApp, Message, Receive, Scope, Send
 from ..contracts import CaptureConfig, Dialect, ModelRef
 from ..correlation import route_path, split_scope_prefix, validate_rollout_id
 from ..dialects import dialect_for_path
@@ -16,6 +16,7 @@ from ..store import CaptureStore
 from ._budget import MemoryBudget
 from ._call import CapturedCall
 from ._context import CAPTURE_EXTENSION
+from ._redirect import RedirectPrefix
 from ._writer import CaptureWriter, OnceSet, Store
 
 __all__ = ["CaptureMiddleware", "install_model_call_capture"]
@@ -74,18 +75,26 @@ class CaptureMiddleware:
             await self.app(scope, receive, send)
             return
         rollout_id, scope = split
-        dialect = dialect_for_path(route_path(scope)) if self.store is not None else None
-        if dialect is None:
-            await self.app(scope, receive, send)
-            return
         try:
             validate_rollout_id(rollout_id)
         except InvalidRolloutIdError as exc:
+            invalid: InvalidRolloutIdError | None = exc
+        else:
+            invalid = None
+        # A redirect keeps the prefix (of a valid id only: it is written into a header).
+        redirect = None if invalid else RedirectPrefix(scope, rollout_id)
+        dialect = dialect_for_path(route_path(scope)) if self.store is not None else None
+        if dialect is None:
+            await self.app(scope, receive, _redirecting(send, redirect))
+            return
+        if invalid is not None:
             if self._invalid_ids.first(rollout_id):
-                logger.warning("model call forwarded without capture: %s", exc)
+                logger.warning("model call forwarded without capture: %s", invalid)
             await self.app(scope, receive, send)
             return
-        call = CapturedCall(self, rollout_id, cast(Dialect, dialect), scope.get("headers"))
+        call = CapturedCall(
+            self, rollout_id, cast(Dialect, dialect), scope.get("headers"), redirect
+        )
         scope["extensions"] = {**(scope.get("extensions") or {}), CAPTURE_EXTENSION: call.context}
         call.start()
         try:
@@ -94,6 +103,19 @@ class CaptureMiddleware:
             await call.finish(exc)
             raise
         await call.finish(None)
+
+
+def _redirecting(send: Send, redirect: RedirectPrefix | None) -> Send:
+    """`send`, with the `Location` of a redirect kept under the rollout prefix."""
+    if redirect is None:
+        return send
+
+    async def redirecting_send(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            message = redirect.start_message(message)
+        await send(message)
+
+    return redirecting_send
 
 
 def install_model_call_capture(

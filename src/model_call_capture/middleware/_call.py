@@ -11,8 +11,9 @@ response can rely on its line being on disk, so the end waits for the write:
 - a JSON reply: the final body message (`more_body` false, or the message that completes
   a `content-length` body) is forwarded only after the line is durable; every earlier
   message goes out at once;
-- a stream: every chunk goes out as it arrives until the chunk that completes the
-  dialect's terminal event. That chunk is held (the app is not blocked) until the app's
+- a stream: every chunk goes out as it arrives (the first ones before capture reads
+  them, the later ones once reassembled, a few microseconds) until the chunk that
+  completes the dialect's terminal event. That chunk is held (the app is not blocked) until the app's
   next response message or until the app returns or raises, whichever comes first; then
   the line is written and the held chunk is released, followed by that next message.
   Waiting for the next message rather than writing at the terminal chunk lets the record
@@ -68,7 +69,8 @@ from ._decoding import (
     decode_chain,
     decoders_for,
 )
-from ._request import RequestTee
+from ._redirect import RedirectPrefix
+from ._request import RequestTee, client_session_id
 
 if TYPE_CHECKING:
     from ._app import CaptureMiddleware
@@ -118,6 +120,8 @@ class CapturedCall:
         "exception",
         "finalized",
         "downstream",
+        "session_id",
+        "location_prefix",
     )
 
     def __init__(
@@ -126,6 +130,7 @@ class CapturedCall:
         rollout_id: str,
         dialect: Dialect,
         headers: Iterable[tuple[bytes, bytes]] | None,
+        redirect: RedirectPrefix | None = None,
     ) -> None:
         self.mw = mw
         self.rollout_id = rollout_id
@@ -168,6 +173,12 @@ class CapturedCall:
         self.exception: BaseException | None = None
         self.finalized = False
         self.downstream: Send | None = None
+        self.session_id, session_gap = client_session_id(headers)
+        """The session the request declared (`x-session-id`), for the line."""
+        if session_gap is not None:
+            self.gaps.append(session_gap)
+        self.location_prefix = redirect
+        """Keeps a redirect's `Location` under the rollout prefix (see `_redirect`)."""
 
     def start(self) -> None:
         """Take the start time, immediately before the app is invoked."""
@@ -221,9 +232,11 @@ class CapturedCall:
     async def _on_chunk(self, message: Message, send: Send) -> None:
         """A body message of a stream that is reassembled from its wire bytes (the hot path).
 
-        A chunk that cannot complete the terminal event goes out first and is reassembled
-        after: the client never waits on capture for it (the first byte of a stream
-        included). A chunk that may complete it is reassembled first, and held if it did.
+        Until the first token, a chunk that cannot complete the terminal event goes out
+        first and is reassembled after: the first byte of a stream never waits on
+        capture. From then on every chunk is reassembled first (about as long as looking
+        for markers would take) and goes out, or is held when it completed the terminal
+        event: the reassembler says exactly when, so no chunk needs a marker search.
         """
         body = message.get("body", b"")
         self.wire_bytes += len(body)
@@ -235,6 +248,13 @@ class CapturedCall:
             await send(message)
             return
         if not body:
+            await send(message)
+            return
+        if self.ttft_ms is not None:
+            self._take(body)
+            if self._terminal_seen():
+                self.held.append(message)
+                return
             await send(message)
             return
         if self.doubt or self._may_end(body):
@@ -279,6 +299,8 @@ class CapturedCall:
     async def _on_send(self, message: Message, send: Send) -> None:
         kind = message["type"]
         if kind == "http.response.start":
+            if self.location_prefix is not None:
+                message = self.location_prefix.start_message(message)
             self._on_start(message)
             await send(message)
             return

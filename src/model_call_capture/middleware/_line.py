@@ -26,6 +26,7 @@ from ..contracts import (
     StreamRawPolicy,
 )
 from ..dialects import StreamResult
+from ._context import CONTEXT_LENGTH_EXCEEDED, ExecutionFacts
 from ._outcome import classify_exception, error_category_for_status, stream_outcome
 
 __all__ = ["CallFacts", "build_line", "text_within"]
@@ -86,6 +87,10 @@ class CallFacts:
     """What the app raised, if it raised."""
     error_category: str | None = None
     """The category the app set on its `CaptureContext`; it wins over the derived one."""
+    client_session_id: str | None = None
+    """The session the request declared in `x-session-id` (one distinct value), if any."""
+    execution: ExecutionFacts | None = None
+    """The valid execution facts the app set (`start_model_execution`); None if it set none."""
     max_bytes: int = _DEFAULT_MAX_BYTES
     """`capture_max_bytes`: also the bound on the written size of each raw text."""
     gaps: list[ObservationGap] = field(default_factory=list)
@@ -105,7 +110,16 @@ def build_line(facts: CallFacts) -> CaptureLine:
         latency_ttft_ms=facts.ttft_ms,
         status_code=facts.status,
     )
+    if facts.client_session_id is not None:
+        line.client_session_id = facts.client_session_id
     gaps = list(facts.gaps)
+    execution = facts.execution
+    if execution is not None:  # all four, null where unknown, as NeMo Gym writes them
+        line.upstream_attempted = execution.upstream_attempted
+        line.response_source = execution.response_source
+        line.upstream_status_code = execution.upstream_status_code
+        line.local_response_reason = execution.local_response_reason
+        gaps += execution.gaps
     if facts.request_body:
         line.request = _parsed("request", facts.request_body, facts, gaps)
         if line.request is None:
@@ -255,3 +269,8 @@ def _settle_category(
             line.error_category = implied
     if facts.error_category is not None:
         line.error_category = facts.error_category
+    elif (
+        facts.execution is not None
+        and facts.execution.local_response_reason == CONTEXT_LENGTH_EXCEEDED
+    ):
+        line.error_category = CONTEXT_LENGTH_EXCEEDED

@@ -6,6 +6,12 @@ with the same bound: a decoder stops once its output passes the cap), up to
 `capture_max_bytes` and within the memory budget. A body whose encoding cannot be decoded
 (unknown, `zstd`, or corrupt) is not kept at all: its compressed bytes are no use for
 training and cannot be redacted; the line says why in a `request_undecodable` gap.
+
+The request also says which client session it belongs to: `client_session_id` is the
+value of the `x-session-id` header when exactly one distinct non-empty value was sent, as
+NeMo Gym 0.7.0 reads it (several different values, or none: null). It is correlation
+evidence the client declares, not authentication. A value over `MAX_SESSION_ID_BYTES` is
+dropped with a `field_dropped` gap.
 """
 
 from __future__ import annotations
@@ -22,7 +28,41 @@ from ._decoding import (
     decoders_for,
 )
 
-__all__ = ["RequestTee"]
+__all__ = ["MAX_SESSION_ID_BYTES", "RequestTee", "client_session_id"]
+
+SESSION_HEADER = b"x-session-id"
+"""The request header a client names its session in (NeMo Gym's)."""
+MAX_SESSION_ID_BYTES = 1024
+"""Longest `x-session-id` value kept: an id, not a payload."""
+
+
+def client_session_id(
+    headers: Iterable[tuple[bytes, bytes]] | None,
+) -> tuple[str | None, ObservationGap | None]:
+    """(the session id the request declares, or None; a gap when a value was refused).
+
+    Exactly one distinct non-empty `x-session-id` value gives that value (latin-1, as
+    ASGI header bytes are); several distinct values give None, as in NeMo Gym, and so do
+    empty ones. A value longer than `MAX_SESSION_ID_BYTES` gives None and a gap.
+    """
+    values: set[bytes] = set()
+    for name, value in headers or ():
+        if (
+            isinstance(name, bytes | bytearray)
+            and isinstance(value, bytes | bytearray)
+            and value
+            and bytes(name).lower() == SESSION_HEADER
+        ):
+            values.add(bytes(value))
+            if len(values) > 1:
+                return None, None
+    if not values:
+        return None, None
+    (value,) = values
+    if len(value) > MAX_SESSION_ID_BYTES:
+        detail = f"client_session_id: the x-session-id value has {len(value)} bytes, more than {MAX_SESSION_ID_BYTES}"
+        return None, ObservationGap(code="field_dropped", detail=detail)
+    return value.decode("latin-1"), None
 
 
 class RequestTee:

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Protocol, cast
 from ..contracts import CaptureLine
 from ..dialects import StreamResult
 from ..redaction import Redaction
+from ._context import execution_facts
 from ._line import CallFacts, build_line
 
 if TYPE_CHECKING:
@@ -174,6 +175,8 @@ def _facts(call: CapturedCall) -> CallFacts:
         disconnected=call.disconnected,
         exception=call.exception,
         error_category=call.context.error_category,
+        client_session_id=call.session_id,
+        execution=execution_facts(call.context.execution),
         max_bytes=call.cap,
         gaps=[*call.request.gaps, *call.gaps],
     )

@@ -10,6 +10,7 @@ from urllib.parse import quote
 import httpx
 
 from .._asgi import Receive, Scope, Send
+from ..middleware import ModelExecutionOutcome, start_model_execution
 from ._body import BodyError, BodyMismatch, BodyTooLarge, ClientGone, RequestBody
 from ._guard import TargetGuard
 from ._headers import declared_length, request_headers, response_headers
@@ -53,6 +54,12 @@ class ProxyApp:
     Upstream failures become the HTTP error a client expects (connection error: 502,
     timeout: 504) and are named on the capture record through the middleware's
     per-request context (`scope["extensions"]["model_call_capture"].error_category`).
+    The proxy also fills in the call's `ModelExecutionOutcome` (`start_model_execution`):
+    `upstream_attempted` once it sends the request upstream; `response_source`
+    `upstream` with the upstream's status, or `local` with the reason of a reply it made
+    itself (`upstream_unreachable` for its 502, `upstream_timeout` for its 504,
+    `request_too_large`, `request_body_timeout`, `invalid_request_body`,
+    `invalid_request_target`).
     """
 
     def __init__(
@@ -112,14 +119,16 @@ class ProxyApp:
             return
         if scope["type"] != "http":
             return  # websockets are not part of these APIs; the server closes the connection
+        run = start_model_execution(scope, upstream_attempted=False)
         try:
             url = self._target(scope)
         except BadTarget as exc:
+            run.response_source, run.local_response_reason = "local", "invalid_request_target"
             await send_error(send, 400, "invalid_request_target", str(exc))
             return
         length = declared_length(scope["headers"])
         if length is not None and length > self.max_request_bytes:
-            await self._refuse(scope, BodyTooLarge(self._too_large(length)), send)
+            await self._refuse(scope, run, BodyTooLarge(self._too_large(length)), send)
             return
         body = RequestBody(
             receive,
@@ -127,7 +136,7 @@ class ProxyApp:
             idle_timeout_s=self.body_timeout_s,
             declared=length,
         )
-        forward = asyncio.ensure_future(self._forward(scope, url, body, send))
+        forward = asyncio.ensure_future(self._forward(scope, run, url, body, send))
         watch = asyncio.ensure_future(self._wait_for_disconnect(body, receive))
         try:
             await asyncio.wait({forward, watch}, return_when=asyncio.FIRST_COMPLETED)
@@ -151,31 +160,50 @@ class ProxyApp:
         while (await receive())["type"] != "http.disconnect":
             pass
 
-    async def _refuse(self, scope: Scope, exc: BodyError, send: Send) -> None:
+    async def _refuse(
+        self, scope: Scope, run: ModelExecutionOutcome, exc: BodyError, send: Send
+    ) -> None:
         """Answer a request whose body could not be read (or the client that left: nothing)."""
         if isinstance(exc, ClientGone):
             set_error_category(scope, "cancelled")
-        elif isinstance(exc, BodyTooLarge):
-            await send_error(send, 413, "request_too_large", str(exc), close=True)
+            return
+        if isinstance(exc, BodyTooLarge):
+            status, kind, reason = 413, "request_too_large", "request_too_large"
         elif isinstance(exc, BodyMismatch):
-            await send_error(send, 400, "invalid_request_body", str(exc), close=True)
+            status, kind, reason = 400, "invalid_request_body", "invalid_request_body"
         else:
-            await send_error(send, 408, "request_timeout", str(exc), close=True)
+            status, kind, reason = 408, "request_timeout", "request_body_timeout"
+        run.response_source, run.local_response_reason = "local", reason
+        await send_error(send, status, kind, str(exc), close=True)
 
     async def _upstream_failed(
-        self, scope: Scope, body: RequestBody, send: Send, failure: tuple[int, str, str], text: str
+        self,
+        scope: Scope,
+        run: ModelExecutionOutcome,
+        body: RequestBody,
+        send: Send,
+        failure: tuple[int, str, str, str],
+        text: str,
     ) -> None:
         """Answer 502/504, after reading what is left of the body so the capture holds it."""
-        status, kind, category = failure
+        status, kind, category, reason = failure
         try:
             await body.drain()
         except BodyError as exc:
-            await self._refuse(scope, exc, send)
+            await self._refuse(scope, run, exc, send)
             return
         set_error_category(scope, category)
+        run.response_source, run.local_response_reason = "local", reason
         await send_error(send, status, kind, self.upstream.scrub(text))
 
-    async def _forward(self, scope: Scope, url: httpx.URL, body: RequestBody, send: Send) -> None:
+    async def _forward(
+        self,
+        scope: Scope,
+        run: ModelExecutionOutcome,
+        url: httpx.URL,
+        body: RequestBody,
+        send: Send,
+    ) -> None:
         request = httpx.Request(
             scope["method"],
             url,
@@ -184,23 +212,23 @@ class ProxyApp:
             extensions={"timeout": self._timeout.as_dict()},
         )
         name = self.upstream.display
+        run.upstream_attempted = True
         try:
             response = await self._client_for_loop().send(request, stream=True)
         except BodyError as exc:
-            await self._refuse(scope, exc, send)
+            await self._refuse(scope, run, exc, send)
             return
         except httpx.TimeoutException as exc:
             text = f"upstream {name} timed out after {self._timeout_s:g} s ({_describe(exc)})"
-            await self._upstream_failed(
-                scope, body, send, (504, "upstream_timeout", "timeout"), text
-            )
+            failure = (504, "upstream_timeout", "timeout", "upstream_timeout")
+            await self._upstream_failed(scope, run, body, send, failure, text)
             return
         except httpx.TransportError as exc:
             text = f"upstream {name} unreachable ({_describe(exc)})"
-            await self._upstream_failed(
-                scope, body, send, (502, "upstream_connection_error", "connection"), text
-            )
+            failure = (502, "upstream_connection_error", "connection", "upstream_unreachable")
+            await self._upstream_failed(scope, run, body, send, failure, text)
             return
+        run.response_source, run.upstream_status_code = "upstream", response.status_code
         try:
             await self._relay(scope, response, send)
         finally:

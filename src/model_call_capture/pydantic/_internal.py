@@ -81,7 +81,7 @@ class ObservationGap(JsonModel):
         ),
     ]
     """
-    A rollout's: `model_call_capture_no_records`, `model_call_capture_records_unreadable`, `model_call_capture_incomplete` or `model_call_capture_unreadable`; a line's: `request_undecodable`, `response_undecodable`, `memory_budget`, `raw_text_cut`, `payload_as_text` or `redacted_raw`.
+    A rollout's: `model_call_capture_no_records`, `model_call_capture_records_unreadable`, `model_call_capture_incomplete` or `model_call_capture_unreadable`; a line's: `request_undecodable`, `response_undecodable`, `memory_budget`, `raw_text_cut`, `payload_as_text`, `redacted_raw` or (1.1) `field_dropped`.
     """
     detail: StrictStr | MISSING = MISSING
     """
@@ -304,23 +304,43 @@ class ModelCallRecord(JsonModel):
     """
     True when the per-call byte cap cut the captured payload.
     """
+    client_session_id: StrictStr | None = None
+    """
+    (1.1) The request's one distinct non-empty `x-session-id` header value; correlation evidence, not authentication.
+    """
+    upstream_attempted: StrictBool | None = None
+    """
+    (1.1) Whether the model server tried its upstream for this call; null when not said.
+    """
+    response_source: Literal["upstream", "local"] | None = None
+    """
+    (1.1) `upstream` when the upstream answered, `local` when the server answered itself.
+    """
+    upstream_status_code: StrictInt | None = None
+    """
+    (1.1) The upstream's HTTP status, which may differ from the status the client got.
+    """
+    local_response_reason: StrictStr | None = None
+    """
+    (1.1) Why the server answered locally (`context_length_exceeded`, `upstream_timeout`, ...).
+    """
     prompt_token_ids: Annotated[
         list[PromptTokenId] | None, Field(examples=[[151644, 872, 198]])
     ] = None
     """
-    The prompt's token ids as the server returned them; null when it did not (single-choice responses).
+    (1.1) The prompt's token ids as the server returned them; null when it did not (single-choice responses).
     """
     generation_token_ids: Annotated[
         list[GenerationTokenId] | None, Field(examples=[[9707, 0, 151645]])
     ] = None
     """
-    The generated token ids as the server returned them; null when it did not.
+    (1.1) The generated token ids as the server returned them; null when it did not.
     """
     generation_log_probs: Annotated[
         list[StrictFloat] | None, Field(examples=[[-0.0123, -1.5, -0.0001]])
     ] = None
     """
-    The log-probability of each generated token; null when the server did not return them.
+    (1.1) The log-probability of each generated token; null when the server did not return them.
     """
     derivation_problems: Annotated[
         list[ObservationGap] | MISSING,
@@ -329,5 +349,5 @@ class ModelCallRecord(JsonModel):
         ),
     ] = MISSING
     """
-    Why a derived field is null although the response held a value for it; absent when none.
+    (1.1) Why a derived field is null although the response held a value for it; absent when none.
     """

@@ -99,3 +99,23 @@ class CaptureLine(JsonModel):
     """
     What the capture left out of this line or replaced, and why; absent when nothing.
     """
+    client_session_id: StrictStr | None | MISSING = MISSING
+    """
+    (1.1) The request's one distinct non-empty `x-session-id` header value; correlation evidence, not authentication.
+    """
+    upstream_attempted: StrictBool | None | MISSING = MISSING
+    """
+    (1.1) Whether the model server tried its upstream for this call, as the app said; absent when it said nothing.
+    """
+    response_source: Literal["upstream", "local"] | None | MISSING = MISSING
+    """
+    (1.1) `upstream` when the upstream answered, `local` when the server answered itself.
+    """
+    upstream_status_code: StrictInt | None | MISSING = MISSING
+    """
+    (1.1) The upstream's HTTP status, which may differ from the status the client got.
+    """
+    local_response_reason: StrictStr | None | MISSING = MISSING
+    """
+    (1.1) Why the server answered locally (`context_length_exceeded`, `upstream_timeout`, ...).
+    """

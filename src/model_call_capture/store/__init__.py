@@ -45,11 +45,12 @@ from __future__ import annotations
 
 from ._files import CAPTURE_SUFFIX, INCOMPLETE_SUFFIX
 from ._reading import read_file_lines
-from ._store import CaptureStore
+from ._store import CaptureStore, Listed
 
 __all__ = [
     "CAPTURE_SUFFIX",
     "INCOMPLETE_SUFFIX",
     "CaptureStore",
+    "Listed",
     "read_file_lines",
 ]

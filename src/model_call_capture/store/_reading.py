@@ -21,8 +21,9 @@ __all__ = ["read_chunks", "read_file_lines"]
 _READ_CHUNK = 1 << 20
 
 
-def read_chunks(path: Path) -> Iterator[bytes]:
-    """The bytes of the capture file at `path`, in chunks; nothing when it is missing.
+def read_chunks(path: Path, *, start: int = 0) -> Iterator[bytes]:
+    """The bytes of the capture file at `path` from offset `start`, in chunks; nothing when
+    it is missing (or not longer than `start`).
 
     The shared lock is held only to learn the size: every writer holds the exclusive lock
     for its whole write, so the bytes up to that size are complete lines (or lines torn
@@ -34,9 +35,11 @@ def read_chunks(path: Path) -> Iterator[bytes]:
     try:
         flock(fd, fcntl.LOCK_SH)
         try:
-            remaining = os.fstat(fd).st_size
+            remaining = os.fstat(fd).st_size - start
         finally:
             flock(fd, fcntl.LOCK_UN)
+        if start and remaining > 0:
+            os.lseek(fd, start, os.SEEK_SET)
         while remaining > 0:
             chunk = os.read(fd, min(_READ_CHUNK, remaining))
             if not chunk:
@@ -52,10 +55,16 @@ def read_file_lines(
     *,
     numbering: Literal["gym", "editor"] = "gym",
     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+    start: int = 0,
 ) -> RawLines:
     """The numbered lines of the capture file at `path` (any name), read as `read_chunks` reads.
+
+    From byte `start` (the `size` a previous read of the file ended at, to read only what
+    was appended since): lines are then numbered from 0 again.
 
     The file is opened when the iteration starts: `NotARegularFileError` (an `OSError`)
     for a FIFO or a directory, `OSError` when it cannot be read; nothing when it is missing.
     """
-    return RawLines(read_chunks(path), numbering=numbering, max_line_bytes=max_line_bytes)
+    return RawLines(
+        read_chunks(path, start=start), numbering=numbering, max_line_bytes=max_line_bytes
+    )

@@ -9,6 +9,7 @@ import os
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import NamedTuple
 
 from ..contracts import CaptureLine
 from ..correlation import validate_rollout_id
@@ -27,7 +28,7 @@ from ._locking import flock
 from ._mounts import warn_if_appends_may_be_lost
 from ._reading import read_file_lines
 
-__all__ = ["CaptureStore"]
+__all__ = ["CaptureStore", "Listed"]
 
 _PATHS_MAX = 4096  # bound of a store's cache of validated paths
 _SKIPPED_MAX = 4096  # bound of the names already reported as skipped
@@ -39,6 +40,15 @@ _UNLOCKABLE = frozenset({errno.ELOOP, errno.ENXIO, errno.EACCES, errno.EPERM})
 logger = logging.getLogger("model_call_capture.store")
 _skipped: set[str] = set()
 _skipped_lock = threading.Lock()
+
+
+class Listed(NamedTuple):
+    """What a listing of the directory says of one rollout (`CaptureStore.listing`)."""
+
+    file: tuple[int, int, int] | None
+    """The capture file's (inode, size, mtime in ns); None when there is only a marker."""
+    incomplete: bool
+    """The rollout's incomplete marker is there."""
 
 
 class CaptureStore:
@@ -70,6 +80,7 @@ class CaptureStore:
         """Lines longer than this are damaged (`LineTooLongError` for a strict read)."""
         self._files: dict[str, str] = {}
         self._mount_checked = False
+        self._created = Creation(self.root, file_mode, dir_mode)
 
     def __repr__(self) -> str:
         return f"CaptureStore({str(self.root)!r})"
@@ -116,7 +127,15 @@ class CaptureStore:
         _writer.append(path, data, self._creation())
 
     def _creation(self) -> Creation:
-        return Creation(self.root, self.file_mode, self.dir_mode)
+        """Where and how to create what is missing (built again only when a setting changed)."""
+        creation = self._created
+        if (
+            creation.root is not self.root
+            or creation.file_mode != self.file_mode
+            or creation.dir_mode != self.dir_mode
+        ):
+            creation = self._created = Creation(self.root, self.file_mode, self.dir_mode)
+        return creation
 
     def mark_incomplete(self, rollout_id: str) -> None:
         """Create the rollout's incomplete marker (a capture of this rollout failed).
@@ -188,6 +207,39 @@ class CaptureStore:
                     _report_skipped(entry)
         return sorted(ids)
 
+    def listing(self) -> dict[str, Listed]:
+        """Every rollout of the directory, as one listing sees it (no file is opened).
+
+        A rollout with only an incomplete marker has `file` None. Entries with a capture
+        name that are not regular files are skipped, as `rollout_ids` skips them. For a
+        reader that re-reads only the files that changed (`mcc view`'s index).
+        """
+        found: dict[str, Listed] = {}
+        try:
+            entries = os.scandir(self.root)
+        except FileNotFoundError:
+            return found
+        with entries:
+            for entry in entries:
+                rollout_id = rollout_id_of(entry.name)
+                if rollout_id is None:
+                    continue
+                try:
+                    if not entry.is_file(follow_symlinks=False):
+                        _report_skipped(entry)
+                        continue
+                    st = entry.stat(follow_symlinks=False)
+                except OSError:  # gone meanwhile
+                    continue
+                seen = found.get(rollout_id) or Listed(None, False)
+                if entry.name.endswith(CAPTURE_SUFFIX):
+                    found[rollout_id] = Listed(
+                        (st.st_ino, st.st_size, st.st_mtime_ns), seen.incomplete
+                    )
+                else:
+                    found[rollout_id] = Listed(seen.file, True)
+        return found
+
     def exists(self, rollout_id: str) -> bool:
         """True when the rollout's capture file exists (confirmed by listing on a miss).
 
@@ -205,13 +257,18 @@ class CaptureStore:
         """
         yield from self.lines(rollout_id)
 
-    def lines(self, rollout_id: str) -> RawLines:
+    def lines(self, rollout_id: str, *, start: int = 0) -> RawLines:
         """The rollout's numbered raw lines, as `iter_lines` yields them.
+
+        From byte `start` (a previous read's `RawLines.size`): only the lines appended
+        since, numbered from 0 again.
 
         A `reader.RawLines`: `count` and `unterminated` are set once it is iterated; a line
         over `max_line_bytes` is yielded as a `reader.OversizedLine`.
         """
-        return read_file_lines(self.path(rollout_id), max_line_bytes=self.max_line_bytes)
+        return read_file_lines(
+            self.path(rollout_id), max_line_bytes=self.max_line_bytes, start=start
+        )
 
     def read_available(self, rollout_id: str) -> tuple[list[tuple[int, CaptureLine]], int]:
         """Valid lines with their index, and the number of damaged lines.

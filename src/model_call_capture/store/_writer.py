@@ -54,7 +54,7 @@ class _Batch:
 class _Group:
     """Group-commit state of one capture file in this process."""
 
-    __slots__ = ("busy", "lock", "pending", "users")
+    __slots__ = ("busy", "lock", "pending")
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
@@ -62,7 +62,6 @@ class _Group:
         """True while a leader writes the file or a batch waits for its leader to start."""
         self.pending: _Batch | None = None
         """The batch new lines join while the file is busy."""
-        self.users = 0
 
 
 _groups: dict[str, _Group] = {}
@@ -96,61 +95,61 @@ def append(path: str, data: _Buffer, creation: Creation) -> None:
     A missing file is created as `creation` says (and its directory with it). Raises the `OSError` of the
     open, lock, write or fsync that failed this line.
     """
-    group = _acquire_group(path)
-    try:
-        with group.lock:
-            batch = group.pending
-            if not group.busy:
-                group.busy = True
-            elif batch is None:
-                batch = group.pending = _Batch()
-            if batch is not None:
-                index = len(batch.lines)
-                batch.lines.append(data)
-        if batch is None:  # nobody else is writing this file: write this line now
-            try:
-                errors = _write_durably(path, [data], creation)
-            finally:
-                _hand_over(group)
-            if errors is not None and errors[0] is not None:
-                raise errors[0]
-            return
-        if index == 0:
-            _lead(path, group, batch, creation)
-        else:
-            batch.done.acquire()
-            batch.done.release()
-        error = batch.errors[index] if batch.errors is not None else None
-        if error is not None:
-            raise error if index == 0 else _copy_error(error)
-    finally:
-        _release_group(path, group)
+    group = _groups.get(path) or _group(path)
+    with group.lock:
+        batch = group.pending
+        if not group.busy:
+            group.busy = True
+        elif batch is None:
+            batch = group.pending = _Batch()
+        if batch is not None:
+            index = len(batch.lines)
+            batch.lines.append(data)
+    if batch is None:  # nobody else is writing this file: write this line now
+        try:
+            errors = _write_durably(path, [data], creation)
+        finally:
+            _hand_over(path, group)
+        if errors is not None and errors[0] is not None:
+            raise errors[0]
+        return
+    if index == 0:
+        _lead(path, group, batch, creation)
+    else:
+        batch.done.acquire()
+        batch.done.release()
+    error = batch.errors[index] if batch.errors is not None else None
+    if error is not None:
+        raise error if index == 0 else _copy_error(error)
 
 
-def _acquire_group(path: str) -> _Group:
+def _group(path: str) -> _Group:
+    """The file's group, created if missing (`_groups` holds only files being written)."""
     with _groups_lock:
         group = _groups.get(path)
         if group is None:
             group = _groups[path] = _Group()
-        group.users += 1
         return group
 
 
-def _release_group(path: str, group: _Group) -> None:
-    with _groups_lock:
-        group.users -= 1
-        if group.users == 0 and _groups.get(path) is group:
-            del _groups[path]
+def _hand_over(path: str, group: _Group) -> None:
+    """A leader is done: start the waiting batch's leader, or mark the file idle.
 
-
-def _hand_over(group: _Group) -> None:
-    """A leader is done: start the waiting batch's leader, or mark the file idle."""
+    An idle file's group is dropped, so `_groups` is bounded by the files being written.
+    A thread that took the group just before may still use it: it then writes its line
+    alone, beside a thread of a new group; `flock` serializes their writes as it does
+    across processes, so only the batching is lost, never a line or its order.
+    """
     with group.lock:
         after = group.pending
         group.pending = None
         group.busy = after is not None
     if after is not None:
         after.turn.release()
+        return
+    with _groups_lock:
+        if _groups.get(path) is group:
+            del _groups[path]
 
 
 def _lead(path: str, group: _Group, batch: _Batch, creation: Creation) -> None:
@@ -159,13 +158,13 @@ def _lead(path: str, group: _Group, batch: _Batch, creation: Creation) -> None:
         batch.turn.acquire()
         errors = _write_durably(path, batch.lines, creation)
     except BaseException as exc:  # not an OSError (interrupted): release the others all the same
-        _hand_over(group)  # first: a batch still waiting is detached, so no line joins it now
+        _hand_over(path, group)  # first: a batch still waiting is detached, so no line joins it now
         batch.errors = [OSError(errno.EIO, f"capture write interrupted: {exc!r}")] * len(
             batch.lines
         )
         batch.done.release()
         raise
-    _hand_over(group)
+    _hand_over(path, group)
     batch.errors = errors
     batch.done.release()
 

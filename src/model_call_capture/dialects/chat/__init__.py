@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from ._derive import derive
 from ._stream import END_MARKER_LEN, StreamState, may_end, new_stream_state
+from ._turns import request_turns, response_turns
 from ._wire import (
     EVENT_NAMES,
     ChatCompletionChunk,
@@ -69,6 +70,8 @@ __all__ = [
     "derive",
     "may_end",
     "new_stream_state",
+    "request_turns",
+    "response_turns",
 ]
 
 NAME = "chat"

@@ -66,6 +66,7 @@ from ._state import (
     may_end,
     new_stream_state,
 )
+from ._turns import request_turns, response_turns
 from ._wire import (
     CacheCreation,
     Message,
@@ -135,6 +136,8 @@ __all__ = [
     "derive",
     "may_end",
     "new_stream_state",
+    "request_turns",
+    "response_turns",
 ]
 
 NAME = "messages"

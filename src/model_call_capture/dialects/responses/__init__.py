@@ -84,6 +84,7 @@ from ._tool_events import (
     ResponseWebSearchCallInProgressEvent,
     ResponseWebSearchCallSearchingEvent,
 )
+from ._turns import request_turns, response_turns
 from ._wire import (
     IncompleteDetails,
     InputTokensDetails,
@@ -177,6 +178,8 @@ __all__ = [
     "derive",
     "may_end",
     "new_stream_state",
+    "request_turns",
+    "response_turns",
 ]
 
 NAME = "responses"

@@ -1,0 +1,359 @@
+"""Target 8 (issue 19): capture at line rate, the rows of the issue's table.
+
+A 200-chunk streaming chat model (`benchmarks._stream_app`) served by uvicorn behind
+`CaptureMiddleware`, capture on against capture off, each server in its own process
+(`benchmarks._server`), with each HTTP parser (h11, httptools) and, for httptools, also
+uvloop; on and off always use the same parser and loop, and are measured alternately in
+one run:
+
+- 8a: 32 concurrent streaming clients (each its own rollout), requests/s on / off >= 0.8x;
+  8a' is the server CPU per request, on / off;
+- 8b: one client, calls in sequence: p50 wall of a captured call / an uncaptured one
+  <= 1.3x;
+
+and in process (the same app and middleware called directly, no sockets):
+
+- 8c: CPU added per streamed chunk by capture (process CPU, every thread: the tee, the
+  reassembly, the line, the durable append), <= 1.5x what the reassembler alone costs
+  per chunk on the same chunks;
+- 8d: wall per captured call beyond its CPU, against the same for an uncaptured call
+  followed by one raw durable append (open+write+fsync+close) on the loop thread: what
+  capture's hand-off to its write thread and back adds, <= 0.1 ms;
+- 8e: read 50,000 capture lines shaped like NeMo Gym's reference files into records,
+  against Gym 0.7.0's reader (`benchmarks._gym_reader`), >= 5x.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import importlib.util
+import os
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from model_call_capture.contracts import CaptureConfig
+from model_call_capture.middleware import CaptureMiddleware
+from model_call_capture.reassembly import StreamReassembler
+from model_call_capture.records import read_available_model_call_records
+from model_call_capture.store import CaptureStore
+
+from ._common import Row, interleaved, median, not_ready
+from ._stream_app import CHUNKS, stream_app, stream_chunks
+from .appends import _raw_append
+from .middleware import _Conn, _cpu_seconds, _request, _server, _throughput
+
+__all__ = ["run"]
+
+_ROOT = Path(__file__).resolve().parents[1]
+_GYM_REFERENCE = (_ROOT.parent / "shared" / "gym-reference", _ROOT / "tests/data/gym-reference")
+
+
+def _stacks() -> list[tuple[str, str]]:
+    """(HTTP parser, loop) pairs to measure: those installed."""
+    stacks = [("h11", "asyncio")]
+    if importlib.util.find_spec("httptools") is not None:
+        stacks.append(("httptools", "asyncio"))
+        if importlib.util.find_spec("uvloop") is not None:
+            stacks.append(("httptools", "uvloop"))
+    return stacks
+
+
+def _client_loop() -> Callable[[], asyncio.AbstractEventLoop] | None:
+    """The load generator's event loop: uvloop when installed (the client costs less CPU
+    per chunk, so the server, not the client, is what the machine spends on), else asyncio."""
+    try:
+        import uvloop
+    except ImportError:
+        return None
+    return uvloop.new_event_loop
+
+
+def _over_http(tmp: str, http: str, loop: str, quick: bool) -> list[Row]:
+    """Rows 8a, 8a' and 8b for one parser and loop."""
+    options = ("--app", "stream", "--http", http, "--loop", loop)
+    with (
+        _server("on", tmp, *options) as (on, on_pid),
+        _server("off", tmp, *options) as (off, off_pid),
+    ):
+        ports, pids = {"on": on, "off": off}, {"on": on_pid, "off": off_pid}
+        conns = {mode: _Conn(port) for mode, port in ports.items()}
+        walls: dict[str, list[float]] = {"on": [], "off": []}
+        try:
+            request = _request(f"bench-seq-{http}-{loop}", True)
+            n = 20 if quick else 300
+            for i in range(n + 10):
+                for mode in ("on", "off") if i % 2 == 0 else ("off", "on"):
+                    wall = conns[mode].call(request)[1]
+                    if i >= 10:  # after the warm-up
+                        walls[mode].append(wall)
+        finally:
+            for conn in conns.values():
+                conn.close()
+        rps: dict[str, list[float]] = {"on": [], "off": []}
+        cpu: dict[str, list[float]] = {"on": [], "off": []}
+        seconds = 0.5 if quick else 3.0
+        for i in range(1 if quick else 4):
+            for mode in ("on", "off") if i % 2 == 0 else ("off", "on"):
+                c0, t0 = _cpu_seconds(pids[mode]), time.perf_counter()
+                with asyncio.Runner(loop_factory=_client_loop()) as runner:
+                    rate = runner.run(_throughput(ports[mode], 32, seconds))
+                used = _cpu_seconds(pids[mode]) - c0
+                rps[mode].append(rate)
+                cpu[mode].append(used / max(rate * (time.perf_counter() - t0), 1))
+    stack = f"{http} + {loop}"
+    r_on, r_off = median(rps["on"]), median(rps["off"])
+    c_on, c_off = median(cpu["on"]) * 1000, median(cpu["off"]) * 1000
+    w_on, w_off = median(walls["on"]) * 1000, median(walls["off"]) * 1000
+    spread = "/".join(f"{a / b:.2f}" for a, b in zip(rps["on"], rps["off"], strict=True))
+    return [
+        Row(
+            "8a",
+            f"32 streaming clients, {CHUNKS}-chunk chat streams: requests/s ({stack})",
+            f"{r_on:,.0f} req/s on",
+            f"{r_off:,.0f} req/s off",
+            f"{r_on / r_off:.2f}x",
+            ">= 0.8x",
+            r_on / r_off >= 0.8,
+            f"{len(rps['on'])} x {seconds:g} s per side, alternating; per round {spread}; "
+            f"load client on {'uvloop' if _client_loop() else 'asyncio'}",
+        ),
+        Row(
+            "8a'",
+            f"server CPU per streaming request ({stack})",
+            f"{c_on:.3f} ms on",
+            f"{c_off:.3f} ms off",
+            f"{c_off / c_on:.2f}x (off/on)",
+            "(info)",
+            None,
+            "utime+stime of the server process per request under the 32-client load; "
+            "a server bound by its CPU would serve about off/on as many requests/s",
+        ),
+        Row(
+            "8b",
+            f"one client, calls in sequence: captured call / uncaptured call ({stack})",
+            f"{w_on:.2f} ms on",
+            f"{w_off:.2f} ms off",
+            f"{w_on / w_off:.2f}x",
+            "<= 1.3x",
+            w_on / w_off <= 1.3,
+            f"p50 of {len(walls['on'])} calls each, alternating on one keep-alive connection each",
+        ),
+    ]
+
+
+async def _call(app: Any, path: str, body: bytes) -> None:
+    """One streamed call of `app` in process; the client stays connected."""
+    scope = {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": "POST",
+        "scheme": "http",
+        "path": path,
+        "raw_path": path.encode(),
+        "root_path": "",
+        "query_string": b"",
+        "headers": [
+            (b"content-type", b"application/json"),
+            (b"content-length", str(len(body)).encode()),
+        ],
+        "client": ("127.0.0.1", 1),
+        "server": ("127.0.0.1", 2),
+        "extensions": {},
+    }
+    received = False
+
+    async def receive() -> dict[str, object]:
+        nonlocal received
+        if not received:
+            received = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        await asyncio.sleep(3600)
+        raise AssertionError("unreachable")
+
+    async def send(message: dict[str, object]) -> None:
+        pass
+
+    await app(scope, receive, send)
+
+
+async def _in_process(capture_dir: str, n: int) -> dict[str, list[tuple[float, float]]]:
+    """(wall, CPU) seconds per call: capture on, capture off, and capture off followed by
+    one raw durable append of a line as long as the captured one (open, write, fsync,
+    close, on the loop thread): the same work and the same disk weather without capture's
+    hand-off to its write thread. The three alternate, their order rotating."""
+    apps = {
+        mode: CaptureMiddleware(
+            stream_app,
+            config=CaptureConfig(
+                observability_enabled=mode == "on", model_call_capture_dir=capture_dir
+            ),
+            model_server_name="bench_model",
+        )
+        for mode in ("on", "off")
+    }
+    body = _request("x", True).split(b"\r\n\r\n", 1)[1]
+    path = "/ng-rollout/bench-inproc/v1/chat/completions"
+    floor = Path(capture_dir) / "floor.jsonl"
+    for _ in range(10):  # warm-up; then a raw line as long as the captured one
+        await _call(apps["on"], path, body)
+    line = CaptureStore(capture_dir).path("bench-inproc").read_bytes().splitlines()[-1] + b"\n"
+
+    async def off_then_append() -> None:
+        await _call(apps["off"], path, body)
+        _raw_append(floor, line)
+
+    calls = {
+        "on": lambda: _call(apps["on"], path, body),
+        "off": lambda: _call(apps["off"], path, body),
+        "off+append": off_then_append,
+    }
+    order = list(calls)
+    out: dict[str, list[tuple[float, float]]] = {mode: [] for mode in calls}
+    for i in range(n):
+        for mode in order[i % 3 :] + order[: i % 3]:
+            c, t = time.process_time(), time.perf_counter()
+            await calls[mode]()
+            out[mode].append((time.perf_counter() - t, time.process_time() - c))
+    return out
+
+
+def _reassembly_per_chunk(chunks: list[bytes], rounds: int) -> float:
+    """Seconds per chunk of the reassembler alone fed `chunks` (min of rounds)."""
+
+    def one() -> None:
+        reassembler = StreamReassembler("chat")
+        for chunk in chunks:
+            reassembler.feed(chunk)
+        reassembler.finish()
+
+    best, _ = interleaved(one, one, rounds=rounds)
+    return best / len(chunks)
+
+
+def _in_process_rows(tmp: str, quick: bool) -> list[Row]:
+    """Rows 8c and 8d."""
+    gc.collect()
+    got = asyncio.run(_in_process(tmp, 30 if quick else 400))
+    per_chunk = _reassembly_per_chunk(stream_chunks(), 20 if quick else 200)
+    wall, cpu = (
+        {mode: median([sample[k] for sample in samples]) for mode, samples in got.items()}
+        for k in (0, 1)
+    )
+    added = (cpu["on"] - cpu["off"]) / CHUNKS
+    gap = wall["on"] - cpu["on"]
+    floor = wall["off+append"] - cpu["off+append"]
+    return [
+        Row(
+            "8c",
+            f"CPU added per streamed chunk by capture ({CHUNKS}-chunk chat stream, in process)",
+            f"{added * 1e6:.2f} us/chunk ({(cpu['on'] - cpu['off']) * 1e3:.2f} ms per call)",
+            f"{per_chunk * 1e6:.2f} us/chunk (the reassembler alone)",
+            f"{added / per_chunk:.2f}x",
+            "<= 1.5x",
+            added / per_chunk <= 1.5,
+            f"process CPU (all threads) per call, on {cpu['on'] * 1e3:.2f} ms / off "
+            f"{cpu['off'] * 1e3:.2f} ms, medians of {len(got['on'])} alternating calls; "
+            "includes the line, its encoding and the durable append",
+        ),
+        Row(
+            "8d",
+            "wall per captured call in process, beyond its CPU",
+            f"{gap * 1e3:.3f} ms (wall {wall['on'] * 1e3:.2f} ms, CPU {cpu['on'] * 1e3:.2f} ms)",
+            f"{floor * 1e3:.3f} ms (uncaptured call + one raw durable append on the loop "
+            f"thread: wall {wall['off+append'] * 1e3:.2f}, CPU {cpu['off+append'] * 1e3:.2f} ms)",
+            f"+{(gap - floor) * 1e3:.3f} ms",
+            "<= +0.1 ms",
+            gap - floor <= 0.0001,
+            "what a call waits for besides its CPU, against the same wait without capture's "
+            "hand-off to its write thread and back (the fsync's own wait is in both); medians",
+        ),
+    ]
+
+
+def _gym_lines() -> list[bytes]:
+    """Every line of NeMo Gym's reference capture files (full set, else the sample)."""
+    for root in _GYM_REFERENCE:
+        if root.is_dir():
+            lines = []
+            for path in sorted(root.glob("*/*.capture.jsonl")):
+                lines += [line for line in path.read_bytes().splitlines() if line.strip()]
+            if lines:
+                return lines
+    raise FileNotFoundError("no NeMo Gym reference capture files found")
+
+
+def _reading_rows(tmp: str, quick: bool) -> list[Row]:
+    """Rows 8e and 8e': 50,000 Gym-shaped lines -> records, ours against Gym's reader."""
+    from . import _gym_reader  # needs orjson (the dev extra), as Gym does
+
+    lines = _gym_lines()
+    n = 2_000 if quick else 50_000
+    data = b"\n".join(lines[i % len(lines)] for i in range(n)) + b"\n"
+    store = CaptureStore(tmp)
+    path = store.path("bench-gym")
+    path.write_bytes(data)
+
+    def ours() -> None:
+        read_available_model_call_records(store, "bench-gym")
+
+    def ours_payloads() -> None:
+        records, _ = read_available_model_call_records(store, "bench-gym")
+        for record in records:
+            record.request  # noqa: B018 - decoded on first read: what an importer pays
+            record.response  # noqa: B018
+
+    def gym() -> None:
+        _gym_reader.read_available_model_call_records(path)
+
+    rounds = 3 if quick else 7
+    ours_s, gym_s = interleaved(ours, gym, rounds=rounds, pause_gc=False)
+    full_s, gym2_s = interleaved(ours_payloads, gym, rounds=rounds, pause_gc=False)
+    size = len(data) / 1e6
+    return [
+        Row(
+            "8e",
+            f"read {n:,} lines -> records, lines shaped like NeMo Gym's reference files",
+            f"{n / ours_s:,.0f} records/s",
+            f"{n / gym_s:,.0f} records/s (Gym 0.7.0's reader: orjson + pydantic)",
+            f"{gym_s / ours_s:.1f}x",
+            ">= 5x",
+            gym_s / ours_s >= 5,
+            f"{len(lines)} reference lines repeated, {size:.1f} MB; records as each "
+            "reader returns them (ours decode payloads on first read); GC on; min of "
+            f"{rounds} alternating rounds",
+        ),
+        Row(
+            "8e'",
+            "same, then every record's `request` and `response` read",
+            f"{n / full_s:,.0f} records/s",
+            f"{n / gym2_s:,.0f} records/s (Gym's are dicts already)",
+            f"{gym2_s / full_s:.1f}x",
+            "(info)",
+            None,
+            "what an importer of training data pays",
+        ),
+    ]
+
+
+def run(quick: bool) -> list[Row]:
+    """Rows 8a-8e."""
+    rows: list[Row] = []
+    with tempfile.TemporaryDirectory(
+        prefix="mcc-bench-linerate-", dir=os.environ.get("MCC_BENCH_DIR")
+    ) as tmp:
+        for http, loop in _stacks():
+            try:
+                rows += _over_http(tmp, http, loop, quick)
+            except Exception as exc:  # a component not ready: report it, do not crash the run
+                rows.append(not_ready("8a", f"{http} + {loop}", ">= 0.8x", repr(exc)))
+        for key, section in (("8c", _in_process_rows), ("8e", _reading_rows)):
+            try:
+                rows += section(tmp, quick)
+            except Exception as exc:
+                rows.append(not_ready(key, section.__name__, "see docstring", repr(exc)))
+    return rows

@@ -1,0 +1,71 @@
+"""`mcc view`: the local web viewer of a capture directory (read only)."""
+
+from __future__ import annotations
+
+import threading
+import webbrowser
+
+import click
+
+from ._common import capture_root, listen, max_line_bytes_option
+
+__all__ = ["view"]
+
+_LOCAL = ("127.0.0.1", "localhost", "::1")
+
+
+@click.command()
+@click.argument("directory", metavar="DIR", type=click.Path(file_okay=False))
+@click.option(
+    "--host",
+    default="127.0.0.1",
+    show_default=True,
+    help="Address to listen on. Captures hold prompts: keep it local unless you mean it.",
+)
+@click.option(
+    "--port", type=click.IntRange(0, 65535), default=0, show_default=True, help="0: any free port."
+)
+@click.option(
+    "--open/--no-open",
+    "open_browser",
+    default=False,
+    show_default=True,
+    help="Open the viewer in the default browser.",
+)
+@max_line_bytes_option()
+def view(directory: str, host: str, port: int, open_browser: bool, max_line_bytes: int) -> None:
+    """A local web app to read the rollouts of DIR: a table, and each rollout as a conversation.
+
+    Read only: nothing under DIR is written. The pages follow the files, so a run that is
+    still going shows new rollouts and calls as they land. The JSON behind the pages is
+    described in docs/viewer.md.
+
+    \b
+    Example:
+      mcc view ./mcc-demo --open
+      mcc view /data/model-calls --port 8765
+    """
+    import uvicorn
+
+    from ..viewer import create_app
+
+    root = capture_root(directory)
+    sock = listen(host, port)
+    bound_port = sock.getsockname()[1]
+    shown_host = f"[{host}]" if ":" in host else host
+    url = f"http://{shown_host}:{bound_port}/"
+    hosts = [*_LOCAL, "[::1]"] if host in _LOCAL else [host, shown_host, *_LOCAL, "[::1]"]
+    if host in ("0.0.0.0", "::"):
+        hosts = ["*"]  # any name this machine answers to; the user asked for every interface
+    app = create_app(root, allowed_hosts=hosts, max_line_bytes=max_line_bytes)
+    click.echo(f"Serving {url}", nl=True)
+    click.echo(f"mcc view: reading {root} (read only); Ctrl-C stops", err=True)
+    if open_browser:
+        threading.Timer(0.5, webbrowser.open, args=(url,)).start()
+    config = uvicorn.Config(
+        app,
+        log_level="warning",
+        server_header=False,
+        timeout_graceful_shutdown=2,
+    )
+    uvicorn.Server(config).run(sockets=[sock])

@@ -1,0 +1,45 @@
+"""`mcc view`: a read-only local web viewer of a capture directory, and the conversation model
+`mcc show` prints.
+
+- `_entries`: the calls and damaged lines of one file, in file order, read on from where
+  an earlier read stopped (over the one line reader, `reader.py`, through the store).
+- `_index`: the rollouts table, one small summary per rollout, updated incrementally.
+- `_conversation`: records into turns (the one place; both views use it).
+- `_app`: the Starlette app (pages, static files, JSON endpoints, security headers);
+  `static/` holds the pages, their script and style (shipped in the wheel, nothing
+  fetched from elsewhere).
+"""
+
+from __future__ import annotations
+
+from ._app import CSP, create_app
+from ._conversation import (
+    CallView,
+    Conversation,
+    Limits,
+    PartView,
+    TurnView,
+    build_conversation,
+    pretty_json,
+)
+from ._entries import Call, DamagedLine, Entries
+from ._index import Page, Query, RolloutIndex, RolloutSummary
+
+__all__ = [
+    "CSP",
+    "Call",
+    "CallView",
+    "Conversation",
+    "DamagedLine",
+    "Entries",
+    "Limits",
+    "Page",
+    "PartView",
+    "Query",
+    "RolloutIndex",
+    "RolloutSummary",
+    "TurnView",
+    "build_conversation",
+    "create_app",
+    "pretty_json",
+]

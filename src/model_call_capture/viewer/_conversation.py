@@ -1,0 +1,311 @@
+"""A rollout as the conversation it was: the one place that turns records into turns.
+
+Each call's request carries the whole history so far; a person wants each turn once.
+So a call shows the turns of its request that the previous call had not already shown
+(its request, then its response), then its own response; a request that does not
+continue that history (a retry with another prompt, a second conversation) is shown
+from where it parts from it, with a note. The dialects say what a request and a response
+hold (`DialectModule.request_turns` / `response_turns`); this module only diffs and caps.
+
+Both views read this: the web page (as JSON, `/api/rollouts/<id>`) and `mcc show`.
+What a page holds is capped (`Limits`): a huge rollout or a huge turn is cut, with a
+note saying how much was left out, so memory stays bounded by the caps and one call.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import msgspec
+
+from .. import _codec
+from ..contracts import ModelCallRecord, ObservationGap
+from ..dialects import DIALECTS
+from ..dialects.base import Part, Turn
+from ._entries import Call, DamagedLine
+
+__all__ = [
+    "CallView",
+    "Conversation",
+    "Limits",
+    "PartView",
+    "TurnView",
+    "build_conversation",
+    "pretty_json",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """How much one page shows."""
+
+    calls: int = 2000
+    """Calls shown; later calls are counted in a note."""
+    part_chars: int = 20_000
+    """Characters of one text, reasoning, tool argument or result shown."""
+    total_chars: int = 4_000_000
+    """Characters of captured text shown over the whole page; past it, parts are cut short."""
+    cut_part_chars: int = 200
+    """Characters of a part shown once the page's total is spent."""
+    parts: int = 50_000
+    """Parts (texts, tool calls, results, ...) shown over the whole page; later ones are counted."""
+
+
+class PartView(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """One piece of a turn as shown (`dialects.base.Part`, capped)."""
+
+    kind: str
+    text: str = ""
+    name: str | None = None
+    call_id: str | None = None
+    arguments: str | None = None
+    """A tool call's arguments, indented when they are JSON."""
+    error: bool = False
+    answers: str | None = None
+    """For a tool result: the name of the tool call it answers, when that call was seen."""
+    cut: int = 0
+    """Characters left out of `text` / `arguments` by the page's caps."""
+
+
+class TurnView(msgspec.Struct, kw_only=True):
+    """One turn as shown."""
+
+    role: str
+    parts: list[PartView]
+
+
+class CallView(msgspec.Struct, kw_only=True, tag="call", tag_field="kind"):
+    """One model call: its figures, the turns it added, and its output."""
+
+    index: int
+    """`call_index`: the line's position in the file."""
+    model_call_id: str | None
+    dialect: str | None
+    model: str | None
+    status_code: int | None
+    error_category: str | None
+    finish_reason: str | None
+    response_status: str | None
+    tokens_in: int | None
+    tokens_out: int | None
+    tokens_reasoning: int | None
+    cached_tokens: int | None
+    started_at: float | None
+    completed_at: float | None
+    latency_ms: float | None
+    ttft_ms: float | None
+    capture_cut: bool
+    stream: bool | None
+    """The response was a stream (None: the line does not say)."""
+    gaps: list[ObservationGap]
+    """What the capture left out of this call's line or replaced, and why."""
+    raw_stream: bool
+    """The raw stream text (or raw body) was kept: the raw tab shows it."""
+    input: list[TurnView]
+    """The turns of the request not shown before (the whole request for the first call)."""
+    input_note: str | None
+    """How the request relates to the history before it, when it does not simply continue it."""
+    output: list[TurnView]
+
+
+class Conversation(msgspec.Struct, kw_only=True):
+    """A rollout as a person reads it: calls and damaged lines in file order."""
+
+    rollout_id: str
+    items: list[CallView | DamagedLine]
+    calls: int
+    """Readable calls in the file (shown or not)."""
+    damaged: int
+    incomplete: bool
+    """The rollout is marked incomplete: a capture of it failed."""
+    notes: list[str]
+    """What the page left out, and why."""
+
+
+def pretty_json(text: str) -> str:
+    """JSON text indented for reading; any other text as it is."""
+    try:
+        value = _codec.decode(text)
+    except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
+        return text
+    if not isinstance(value, (dict, list)):
+        return text
+    try:
+        return json.dumps(value, indent=2, ensure_ascii=False)
+    except RecursionError:  # the indenting encoder recurses in Python: deep JSON stays as sent
+        return text
+
+
+def _key(turn: Turn) -> int:
+    """What makes two turns the same turn (reasoning aside: clients often do not send it back)."""
+    return hash(
+        (
+            turn.role,
+            tuple(
+                (p.kind, p.text, p.name, p.call_id, p.arguments)
+                for p in turn.parts
+                if p.kind != "reasoning"
+            ),
+        )
+    )
+
+
+def _turns(record: ModelCallRecord) -> tuple[list[Turn], list[Turn]]:
+    module = DIALECTS.get(record.dialect) if record.dialect is not None else None
+    if module is None:
+        return [], []
+    try:
+        request = module.request_turns(record.request)
+    except Exception:  # a bug in a dialect must not hide the rest of the rollout
+        request = [Turn("?", [Part("other", "(this request could not be read as turns)")])]
+    try:
+        response = module.response_turns(record.response)
+    except Exception:
+        response = [Turn("?", [Part("other", "(this response could not be read as turns)")])]
+    return request, response
+
+
+class _Builder:
+    """Accumulates the page: the shown history's keys, tool names, the character budget."""
+
+    def __init__(self, limits: Limits) -> None:
+        self.limits = limits
+        self.history: list[int] = []
+        self.budget = limits.total_chars
+        self.tool_names: dict[str, str] = {}
+        self.cut_parts = 0
+        self.parts_left = limits.parts
+        self.dropped_parts = 0
+
+    def _cap(self, text: str) -> tuple[str, int]:
+        limit = self.limits.part_chars if self.budget > 0 else self.limits.cut_part_chars
+        shown = text[:limit]
+        self.budget -= len(shown)
+        if len(shown) < len(text):
+            self.cut_parts += 1
+        return shown, len(text) - len(shown)
+
+    def part(self, part: Part) -> PartView:
+        text, cut = self._cap(part.text)
+        arguments = None
+        if part.arguments is not None:
+            arguments, more = self._cap(pretty_json(part.arguments))
+            cut += more
+        answers = None
+        if part.kind == "tool_call" and part.call_id and part.name:
+            if len(self.tool_names) < 10_000:
+                self.tool_names[part.call_id] = part.name
+        elif part.kind == "tool_result" and part.call_id:
+            answers = self.tool_names.get(part.call_id)
+        return PartView(
+            kind=part.kind,
+            text=text,
+            name=part.name,
+            call_id=part.call_id,
+            arguments=arguments,
+            error=part.error,
+            answers=answers,
+            cut=cut,
+        )
+
+    def turns(self, turns: list[Turn]) -> list[TurnView]:
+        shown = []
+        for turn in turns:
+            if self.parts_left < len(turn.parts):
+                self.dropped_parts += len(turn.parts) - max(self.parts_left, 0)
+            parts = [self.part(p) for p in turn.parts[: max(self.parts_left, 0)]]
+            self.parts_left -= len(parts)
+            if parts or not turn.parts:
+                shown.append(TurnView(role=turn.role, parts=parts))
+        return shown
+
+    def call(self, call: Call) -> CallView:
+        record = call.record
+        request, response = _turns(record)
+        keys = [_key(t) for t in request]
+        shared = 0
+        for mine, seen in zip(keys, self.history, strict=False):
+            if mine != seen:
+                break
+            shared += 1
+        note = None
+        if self.history and shared < len(self.history) and shared < len(keys):
+            if shared == 0:
+                note = "this request does not continue the history above"
+            else:
+                which = "its first turn" if shared == 1 else f"{shared} turns"
+                note = f"this request parts from the history above after {which}"
+        elif self.history and shared == len(keys):
+            which = "the first turn" if shared == 1 else f"the first {shared} turns"
+            note = f"no new input: this request sends {which} above again"
+        new = request[shared:]
+        self.history = keys + [_key(t) for t in response]
+        return CallView(
+            index=record.call_index,
+            model_call_id=record.model_call_id,
+            dialect=record.dialect,
+            model=record.model,
+            status_code=record.status_code,
+            error_category=record.error_category,
+            finish_reason=record.finish_reason,
+            response_status=record.response_status,
+            tokens_in=record.tokens_in,
+            tokens_out=record.tokens_out,
+            tokens_reasoning=record.tokens_reasoning,
+            cached_tokens=record.cached_tokens,
+            started_at=record.started_at,
+            completed_at=record.completed_at,
+            latency_ms=record.latency_total_ms,
+            ttft_ms=record.latency_ttft_ms,
+            capture_cut=record.capture_cut,
+            stream=call.stream,
+            gaps=call.gaps,
+            raw_stream=record.response_raw is not None or record.request_raw is not None,
+            input=self.turns(new),
+            input_note=note,
+            output=self.turns(response),
+        )
+
+
+def build_conversation(
+    rollout_id: str,
+    entries: Iterable[Call | DamagedLine],
+    *,
+    incomplete: bool = False,
+    limits: Limits | None = None,
+) -> Conversation:
+    """The conversation of a rollout from its calls and damaged lines (`Entries`), in file order."""
+    limits = limits or Limits()
+    builder = _Builder(limits)
+    items: list[CallView | DamagedLine] = []
+    calls = damaged = left_out = 0
+    for entry in entries:
+        if isinstance(entry, DamagedLine):
+            damaged += 1
+            if len(items) < limits.calls * 2:
+                items.append(entry)
+            continue
+        calls += 1
+        if calls > limits.calls:
+            left_out += 1
+            continue
+        items.append(builder.call(entry))
+    notes = []
+    if left_out:
+        notes.append(f"{left_out} later calls not shown (a page shows {limits.calls})")
+    if builder.dropped_parts:
+        notes.append(
+            f"{builder.dropped_parts} parts of turns not shown (a page shows {limits.parts})"
+        )
+    if builder.cut_parts:
+        notes.append(f"{builder.cut_parts} long texts cut short; the raw tab of a call has them")
+    return Conversation(
+        rollout_id=rollout_id,
+        items=items,
+        calls=calls,
+        damaged=damaged,
+        incomplete=incomplete,
+        notes=notes,
+    )

@@ -1,0 +1,108 @@
+"""The calls and damaged lines of one capture file, in file order, read through the one line reader.
+
+`Entries` is `records.RecordStream` plus what a viewer needs on top: where each damaged
+line is and why it is damaged (the stream only counts them), the gaps each line
+records, and reading on from where a previous read stopped, so a growing file is read
+once, not once per look.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import msgspec
+
+from .. import _codec
+from ..contracts import CaptureLine, ModelCallRecord, ObservationGap
+from ..reader import CaptureLines
+from ..records import build_model_call_record, decode_line_lazily
+from ..store import CaptureStore
+
+__all__ = ["Call", "DamagedLine", "Entries"]
+
+_REASON_MAX = 300  # characters of a decoder's message kept as a damaged line's reason
+
+
+class DamagedLine(msgspec.Struct, kw_only=True, tag="damaged", tag_field="kind"):
+    """A line of the capture file that is not a readable call, where it is."""
+
+    line: int
+    """Its position, numbered as `call_index` is (from 0, blank lines not counted)."""
+    reason: str
+    """Why it could not be read."""
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    """A readable line: its record, and what the line says of itself that a record does not keep."""
+
+    record: ModelCallRecord
+    gaps: list[ObservationGap]
+    """What the capture left out of this line or replaced, and why (the line's `gaps`)."""
+    stream: bool | None
+    """The response was a Server-Sent Events stream; None when the line does not say."""
+
+
+class Entries:
+    """Iterate for the file's `Call`s and `DamagedLine`s in file order.
+
+    From byte `start` (the `size` of an earlier read of the same file), numbering on from
+    `first_index`; after the iteration, `size` is where the next read starts and `damaged`
+    the number of damaged lines met. Memory: one line at a time.
+    """
+
+    __slots__ = ("_capture", "_first", "_lines", "_reasons", "damaged")
+
+    def __init__(
+        self, store: CaptureStore, rollout_id: str, *, start: int = 0, first_index: int = 0
+    ):
+        self._lines = store.lines(rollout_id, start=start)
+        self._first = first_index
+        self._reasons: dict[int, str] = {}
+        self._capture = CaptureLines(
+            self._lines, store.path(rollout_id), strict=False, decode=self._decode
+        )
+        self.damaged = 0
+        """Damaged lines met so far."""
+
+    @property
+    def size(self) -> int:
+        """Bytes read (valid once iterated to the end)."""
+        return self._lines.size
+
+    def _decode(self, raw: bytes, *, path: Path | None, line_index: int | None) -> CaptureLine:
+        try:
+            return decode_line_lazily(raw, path=path, line_index=line_index)
+        except (msgspec.DecodeError, UnicodeDecodeError, RecursionError) as exc:
+            if line_index is not None:
+                self._reasons[line_index] = _reason(exc)
+            raise
+
+    def _damaged(self, index: int) -> DamagedLine:
+        self.damaged += 1
+        reason = self._reasons.pop(index, "longer than the longest line this reader keeps")
+        return DamagedLine(line=self._first + index, reason=reason)
+
+    def __iter__(self) -> Iterator[Call | DamagedLine]:
+        expected = 0
+        with _codec.bulk_decoding():
+            for index, line in self._capture:
+                for missing in range(expected, index):
+                    yield self._damaged(missing)
+                expected = index + 1
+                record = build_model_call_record(line, self._first + index)
+                gaps = [] if line.gaps is msgspec.UNSET else line.gaps
+                stream = None if line.stream is msgspec.UNSET else line.stream
+                yield Call(record, gaps, stream)
+        for _ in range(self._capture.damaged - self.damaged):
+            yield self._damaged(expected)
+            expected += 1
+
+
+def _reason(exc: BaseException) -> str:
+    if isinstance(exc, RecursionError):
+        return "nested deeper than the decoder goes"
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text if len(text) <= _REASON_MAX else text[: _REASON_MAX - 1] + "…"

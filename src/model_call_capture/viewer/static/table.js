@@ -1,0 +1,131 @@
+// The rollouts table: filters and sort in the URL, one page at a time from
+// /api/rollouts, refreshed every 2 s so new rollouts and calls appear by themselves.
+"use strict";
+
+(() => {
+  const { el, int, ms, time, fullTime, json, rolloutHref, live } = mcc;
+  const params = new URLSearchParams(location.search);
+  const state = {
+    q: params.get("q") || "",
+    model: params.get("model") || "",
+    dialect: params.get("dialect") || "",
+    error: params.get("error") || "",
+    sort: params.get("sort") || "rollout_id",
+    order: params.get("order") || "asc",
+    page: Number(params.get("page")) || 1,
+  };
+  let lastBody = "";
+
+  function query() {
+    const q = new URLSearchParams();
+    for (const [k, v] of Object.entries(state)) if (v && !(k === "page" && v === 1)) q.set(k, v);
+    return q.toString();
+  }
+
+  function setOptions(select, values, chosen) {
+    // The fixed choices stay; the captured values come after them, as text.
+    const wanted = values.join("\n");
+    if (select.dataset.values !== wanted) {
+      const fixed = Array.from(select.querySelectorAll("option[data-fixed]"));
+      const found = values.map((v) => { const o = el("option", { text: v }, []); o.value = v; return o; });
+      select.replaceChildren(...fixed, ...found);
+      select.dataset.values = wanted;
+    }
+    select.value = chosen;
+  }
+
+  function cell(text, cls, title) {
+    return el("td", { text, cls, title }, []);
+  }
+
+  function gapTitle(r) {
+    const why = [];
+    if (r.damaged) why.push(mcc.count(r.damaged, "damaged line"));
+    if (r.capture_gaps) why.push(mcc.count(r.capture_gaps, "gap") + " recorded in lines");
+    if (r.incomplete) why.push("marked incomplete");
+    if (r.note) why.push("not read to its end: " + r.note);
+    return why.length ? why.join("; ") : null;
+  }
+
+  function row(r) {
+    const link = el("a", { text: r.rollout_id, href: rolloutHref(r.rollout_id) }, []);
+    const pending = !r.indexed;
+    const tr = el("tr", { cls: pending ? "pending" : "", data: { id: r.rollout_id } }, [
+      el("td", { cls: "id" }, [link]),
+      cell(pending ? "…" : int(r.calls), "num"),
+      cell(pending ? "…" : int(r.errors), "num" + (r.errors ? " bad" : ""), r.error_categories.join(", ")),
+      cell(pending ? "…" : int(r.gaps) + (r.note ? " ⚠" : ""), "num" + (r.gaps || r.note ? " warn" : ""), gapTitle(r)),
+      cell(int(r.tokens_in), "num"),
+      cell(int(r.tokens_out), "num"),
+      cell(ms(r.latency_ms), "num"),
+      cell(r.models.join(", "), "names"),
+      cell(r.dialects.join(", "), "names"),
+      cell(time(r.first_call), "when", fullTime(r.first_call)),
+      cell(time(r.last_call), "when", fullTime(r.last_call)),
+    ]);
+    return tr;
+  }
+
+  function render(page) {
+    setOptions(document.getElementById("model"), page.models, state.model);
+    setOptions(document.getElementById("dialect"), page.dialects, state.dialect);
+    setOptions(document.getElementById("error"), page.error_categories, state.error);
+    const body = document.querySelector("#rollouts tbody");
+    const rows = page.rollouts.map(row);
+    if (!rows.length) rows.push(el("tr", { cls: "empty" }, [el("td", { text: "No rollout matches." }, [])]));
+    body.replaceChildren(...rows);
+    const pages = Math.max(1, Math.ceil(page.total / page.page_size));
+    document.getElementById("pageinfo").textContent = `page ${page.page} of ${pages}`;
+    document.getElementById("prev").disabled = page.page <= 1;
+    document.getElementById("next").disabled = page.page >= pages;
+    const reading = page.indexed < page.rollouts_in_directory ? ` (reading ${int(page.rollouts_in_directory - page.indexed)} more)` : "";
+    document.getElementById("count").textContent =
+      `${int(page.total)} of ${int(page.rollouts_in_directory)} rollouts${reading}`;
+    for (const th of document.querySelectorAll("th[data-sort]")) {
+      th.classList.toggle("sorted", th.dataset.sort === state.sort);
+      th.classList.toggle("desc", th.dataset.sort === state.sort && state.order === "desc");
+    }
+  }
+
+  async function load() {
+    const q = query();
+    history.replaceState(null, "", q ? "?" + q : location.pathname);
+    try {
+      const page = await json("/api/rollouts" + (q ? "?" + q : ""));
+      const text = JSON.stringify(page);
+      if (text !== lastBody) { lastBody = text; render(page); }
+      live(true);
+    } catch (e) {
+      live(false);
+    }
+  }
+
+  function bind() {
+    const form = document.getElementById("filters");
+    form.q.value = state.q;
+    form.addEventListener("submit", (e) => e.preventDefault());
+    let typing;
+    form.q.addEventListener("input", () => {
+      clearTimeout(typing);
+      typing = setTimeout(() => { state.q = form.q.value; state.page = 1; load(); }, 200);
+    });
+    for (const name of ["model", "dialect", "error"]) {
+      form[name].addEventListener("change", () => { state[name] = form[name].value; state.page = 1; load(); });
+    }
+    for (const th of document.querySelectorAll("th[data-sort]")) {
+      th.addEventListener("click", () => {
+        const key = th.dataset.sort;
+        state.order = state.sort === key && state.order === "asc" ? "desc" : "asc";
+        state.sort = key;
+        state.page = 1;
+        load();
+      });
+    }
+    document.getElementById("prev").addEventListener("click", () => { state.page -= 1; load(); });
+    document.getElementById("next").addEventListener("click", () => { state.page += 1; load(); });
+  }
+
+  bind();
+  load();
+  setInterval(load, 2000);
+})();

@@ -1,0 +1,181 @@
+"""The viewer's HTTP surface in-process (Starlette's TestClient over the real app and files):
+JSON endpoints, headers, what it refuses, and that it never writes."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from starlette.testclient import TestClient
+
+from model_call_capture.viewer import CSP, create_app
+
+from .conftest import HOSTILE_MODEL, SCRIPT, chat_line, write_hostile_dir
+
+
+@pytest.fixture
+def hostile(tmp_path: Path) -> Path:
+    return write_hostile_dir(tmp_path / "calls")
+
+
+@pytest.fixture
+def client(hostile: Path) -> Iterator[TestClient]:
+    with TestClient(create_app(hostile), base_url="http://127.0.0.1") as client:
+        yield client
+
+
+def _tree(root: Path) -> dict[str, tuple[int, int]]:
+    return {p.name: (p.stat().st_size, p.stat().st_mtime_ns) for p in sorted(root.iterdir())}
+
+
+def test_the_table_api(client: TestClient) -> None:
+    page = client.get("/api/rollouts").json()
+    assert [r["rollout_id"] for r in page["rollouts"]] == ["evil", "plain"]
+    evil = page["rollouts"][0]
+    assert (evil["calls"], evil["errors"], evil["damaged"], evil["gaps"]) == (2, 1, 1, 2)
+    assert evil["models"] == [HOSTILE_MODEL]
+    assert (page["total"], page["rollouts_in_directory"], page["page"]) == (2, 2, 1)
+    assert page["dialects"] == ["chat"] and page["models"] == [HOSTILE_MODEL, "gpt-test"]
+    filtered = client.get("/api/rollouts", params={"model": "gpt-test"}).json()
+    assert [r["rollout_id"] for r in filtered["rollouts"]] == ["plain"]
+    by_errors = client.get("/api/rollouts", params={"sort": "errors", "order": "desc"}).json()
+    assert [r["rollout_id"] for r in by_errors["rollouts"]] == ["evil", "plain"]
+    # Unknown sort keys and odd numbers fall back to the defaults.
+    odd = client.get("/api/rollouts", params={"sort": "__class__", "page": "-3", "page_size": "x"})
+    assert odd.status_code == 200 and odd.json()["page"] == 1
+
+
+def test_the_rollout_api(client: TestClient) -> None:
+    body = client.get("/api/rollouts/evil").json()
+    assert body["summary"]["rollout_id"] == "evil"
+    items = body["conversation"]["items"]
+    assert [i["kind"] for i in items] == ["call", "damaged", "call"]
+    assert items[1] == {
+        "kind": "damaged",
+        "line": 1,
+        "reason": "Invalid enum value '<script>window.__pwned = 1</script>' - at `$.dialect`",
+    }
+    assert items[0]["input"][0]["parts"][0]["text"].startswith(SCRIPT)  # as text, unchanged
+    assert items[2]["status_code"] == 502
+    raw = client.get("/api/rollouts/evil/calls/0").json()
+    assert raw["response_raw"] == {"text": f"data: {SCRIPT}\n\n", "cut": 0}
+    assert raw["request"]["text"].startswith('{\n  "model": ')
+    assert client.get("/api/rollouts/evil/calls/1").status_code == 404  # the damaged line
+    assert client.get("/api/rollouts/evil/summary").json()["calls"] == 2
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/api/rollouts/missing",
+        "/api/rollouts/..%2F..%2Fetc%2Fpasswd",
+        "/api/rollouts/.hidden",
+        "/rollouts/%2E%2E",
+        "/rollouts/evil%00",
+        "/static/..%2F_app.py",
+        "/static/index.html",
+        "/static/../viewer/_app.py",
+        "/api/rollouts/evil/calls/99",
+    ],
+)
+def test_only_what_is_under_dir_is_served(client: TestClient, path: str) -> None:
+    reply = client.get(path)
+    assert reply.status_code == 404, (path, reply.text[:200])
+    assert "import" not in reply.text and "root:" not in reply.text
+
+
+def test_every_response_carries_the_security_headers(client: TestClient) -> None:
+    for path in ("/", "/rollouts/evil", "/static/rollout.js", "/api/rollouts", "/nope"):
+        reply = client.get(path)
+        assert reply.headers["content-security-policy"] == CSP, path
+        assert reply.headers["x-content-type-options"] == "nosniff"
+        assert reply.headers["x-frame-options"] == "DENY"
+    assert "script-src 'self';" in CSP and "'unsafe-inline'" not in CSP
+    assert client.get("/static/rollout.js").headers["content-type"] == (
+        "text/javascript; charset=utf-8"
+    )
+    assert client.get("/api/rollouts").headers["content-type"] == "application/json"
+
+
+def test_pages_have_no_inline_script_or_style(client: TestClient) -> None:
+    for path in ("/", "/rollouts/evil"):
+        html = client.get(path).text
+        assert "<script>" not in html and "style=" not in html and "<style" not in html
+        assert html.count('<script src="/static/') == 2
+
+
+def test_it_is_read_only(client: TestClient, hostile: Path) -> None:
+    before = _tree(hostile)
+    for method in ("post", "put", "delete", "patch"):
+        assert getattr(client, method)("/api/rollouts/evil").status_code == 405
+    for path in ("/", "/api/rollouts", "/api/rollouts/evil", "/api/rollouts/evil/calls/0"):
+        assert client.get(path).status_code == 200
+    assert _tree(hostile) == before
+    assert sorted(os.listdir(hostile)) == ["evil.capture.jsonl", "plain.capture.jsonl"]
+
+
+def test_other_hosts_are_refused(hostile: Path) -> None:
+    # A page on another site could reach a local server by DNS rebinding; its requests
+    # carry that site's name in Host.
+    with TestClient(create_app(hostile), base_url="http://evil.example") as client:
+        assert client.get("/api/rollouts").status_code == 400
+    with TestClient(create_app(hostile), base_url="http://localhost:8000") as client:
+        assert client.get("/api/rollouts").status_code == 200
+
+
+def test_new_calls_and_rollouts_appear(client: TestClient, hostile: Path) -> None:
+    from model_call_capture.store import CaptureStore
+
+    store = CaptureStore(hostile)
+    store.append("plain", chat_line(user="again"))
+    store.append("new", chat_line())
+    client.app.state.index.refresh(force=True)  # type: ignore[attr-defined]
+    page = client.get("/api/rollouts").json()
+    assert [(r["rollout_id"], r["calls"]) for r in page["rollouts"]] == [
+        ("evil", 2),
+        ("new", 1),
+        ("plain", 2),
+    ]
+
+
+def test_a_huge_turn_is_cut_and_a_huge_line_is_damaged(tmp_path: Path) -> None:
+    from model_call_capture.store import CaptureStore
+
+    store = CaptureStore(tmp_path)
+    store.append("big", chat_line(user="u" * 3_000_000))
+    store.append("big", chat_line(user="v" * 9_000_000))
+    app = create_app(tmp_path, max_line_bytes=5_000_000)
+    with TestClient(app, base_url="http://127.0.0.1") as client:
+        reply = client.get("/api/rollouts/big")
+        assert reply.status_code == 200 and len(reply.content) < 100_000
+        call, damaged = reply.json()["conversation"]["items"]
+        part = call["input"][0]["parts"][0]
+        assert (len(part["text"]), part["cut"]) == (20_000, 2_980_000)
+        assert damaged == {
+            "kind": "damaged",
+            "line": 1,
+            "reason": "longer than the longest line this reader keeps",
+        }
+        raw = client.get("/api/rollouts/big/calls/0").json()["request"]
+        assert len(raw["text"]) == 1_000_000 and raw["cut"] > 2_000_000
+
+
+def test_deeply_nested_json_is_served(tmp_path: Path) -> None:
+    from model_call_capture.store import CaptureStore
+
+    deep = "[" * 950 + "]" * 950
+    line = json.loads(chat_line(tool=("t", deep)))
+    line["request"]["deep"] = json.loads(deep)
+    CaptureStore(tmp_path).append("r", json.dumps(line).encode())
+    with TestClient(create_app(tmp_path), base_url="http://127.0.0.1") as client:
+        reply = client.get("/api/rollouts/r")
+        assert reply.status_code == 200
+        (call,) = reply.json()["conversation"]["items"]
+        part = call["output"][0]["parts"][1]
+        indented = json.dumps(json.loads(deep), indent=2)
+        assert (part["arguments"], part["cut"]) == (indented[:20_000], len(indented) - 20_000)
+        raw = client.get("/api/rollouts/r/calls/0")
+        assert raw.status_code == 200 and '"deep":' in raw.json()["request"]["text"]
