@@ -23,6 +23,7 @@ def _paths(root: Path) -> list[Path]:
 
 def _expected_row(rollout_id: str, record: ModelCallRecord, payloads: bool) -> dict[str, Any]:
     row: dict[str, Any] = {"rollout_id": rollout_id, **record.to_dict()}
+    row.setdefault("derivation_problems", None)  # absent in the record, a null column here
     for call in row["tool_calls"]:
         call["arguments"] = None if call["arguments"] is None else _codec.encode(call["arguments"])
     if not payloads:

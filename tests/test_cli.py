@@ -356,7 +356,8 @@ def test_export_parquet_reads_back_with_duckdb_equal_to_the_records(
         "tokens_out", "tokens_reasoning", "tokens_total", "cached_tokens", "cache_hit",
         "cache_creation_tokens", "tool_calls", "reasoning_content", "error_category", "latency_total_ms",
         "latency_ttft_ms", "capture_cut", "client_session_id", "upstream_attempted", "response_source",
-        "upstream_status_code", "local_response_reason",
+        "upstream_status_code", "local_response_reason", "prompt_token_ids", "generation_token_ids",
+        "generation_log_probs", "derivation_problems",
     ]  # fmt: skip
     # The demo's model server says nothing of its execution and its agent sends no session.
     unknown = con.execute(

@@ -36,6 +36,7 @@ from model_call_capture.contracts import (
     ModelCallRecord,
     ModelRef,
     ObservationGap,
+    TokenTrajectory,
     ToolCall,
 )
 from schema_tools import SCHEMAS_DIR, reduce_schema_file, reduce_struct, schema_registry
@@ -52,6 +53,7 @@ CONTRACTS: dict[type[msgspec.Struct], tuple[str, str]] = {
     ModelRef: (CAPTURE, "#/$defs/ModelRef"),
     ToolCall: (CAPTURE, "#/$defs/ToolCall"),
     CaptureConfig: ("v1/capture-config.schema.json", ""),
+    TokenTrajectory: ("v1/token-trajectory.schema.json", ""),
 }
 CONFORMANCE_DIR = SCHEMAS_DIR / "conformance"
 CONFORMANCE_FILES = sorted(
@@ -135,6 +137,7 @@ def test_reduced_form_of_model_ref_spelled_out() -> None:
         ("v1/model-call-record.schema.json", "ModelCallRecord"),
         ("v1/model-call-capture.schema.json", "ModelCallCapture"),
         ("v1/capture-config.schema.json", "CaptureConfig"),
+        ("v1/token-trajectory.schema.json", "TokenTrajectory"),
     ],
 )
 def test_file_name_id_and_title_agree(path: str, title: str) -> None:
@@ -148,6 +151,7 @@ def test_file_name_id_and_title_agree(path: str, title: str) -> None:
         "capture-line.schema.json",
         "model-call-capture.schema.json",
         "model-call-record.schema.json",
+        "token-trajectory.schema.json",
     ]
 
 

@@ -27,12 +27,15 @@ from model_call_capture import _codec
 from model_call_capture.arrow import (
     EXPORT_MANIFEST,
     PAYLOAD_COLUMNS,
+    iter_trajectory_batches,
     open_export_dataset,
     record_schema,
+    trajectory_schema,
 )
 from model_call_capture.cli import main
 from model_call_capture.records import read_available_model_call_records
 from model_call_capture.store import CaptureStore
+from model_call_capture.trajectories import build_token_trajectories
 
 
 def mcc(*args: str) -> int:
@@ -50,6 +53,7 @@ def _expected(root: Path, payloads: bool) -> list[dict[str, Any]]:
     for rollout_id in sorted(store.rollout_ids()):
         for record in read_available_model_call_records(store, rollout_id)[0]:
             row = {"rollout_id": rollout_id, **record.to_dict()}
+            row.setdefault("derivation_problems", None)  # absent in the record, a null column
             for name in () if payloads else PAYLOAD_COLUMNS:
                 row.pop(name, None)
             rows.append(row)
@@ -321,3 +325,89 @@ def test_a_dataset_never_replaces_a_directory_it_did_not_write(
     assert mcc("export", str(demo_calls), "--out", str(mine), "--incremental") == 1
     assert (mine / "notes.txt").read_text() == "keep me"
     assert "not an mcc export dataset" in capsys.readouterr().err
+
+
+# --- --tokens: one row per token trajectory -------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def token_demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A real `mcc demo --tokens` run (three rollouts), plus one capture without token ids."""
+    root = tmp_path_factory.mktemp("token-demo")
+    command = [sys.executable, "-m", "model_call_capture.cli", "demo", "--tokens"]
+    run = subprocess.run(
+        [*command, "--rollouts", "3", "--dir", str(root / "d")],
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+    assert run.returncode == 0, run.stderr
+    assert "token trajectories" in run.stdout
+    captures = root / "d" / "model-calls"
+    (captures / "plain.capture.jsonl").write_bytes(
+        b'{"model_call_id":"p","dialect":"chat","request":{},"response":{"choices":[]}}\n'
+    )
+    return captures
+
+
+def _expected_trajectories(captures: Path) -> list[dict[str, Any]]:
+    store = CaptureStore(captures)
+    rows: list[dict[str, Any]] = []
+    for rollout_id in sorted(store.rollout_ids()):
+        records = read_available_model_call_records(store, rollout_id)[0]
+        for index, t in enumerate(build_token_trajectories(records, rollout_id=rollout_id)):
+            rows.append(
+                {
+                    "rollout_id": rollout_id,
+                    "trajectory_index": index,
+                    "model_call_ids": t.model_call_ids,
+                    "token_ids": t.token_ids,
+                    "loss_mask": t.loss_mask,
+                    "log_probs": t.log_probs,
+                    "break_reasons": t.break_reasons,
+                }
+            )
+    return rows
+
+
+def test_export_tokens_reads_back_as_build_token_trajectories(
+    token_demo: Path, tmp_path: Path
+) -> None:
+    expected = _expected_trajectories(token_demo)
+    # three demo rollouts of five chained calls each; the plain capture gives none
+    assert [(r["rollout_id"], len(r["model_call_ids"])) for r in expected] == [
+        ("0-0", 5),
+        ("1-0", 5),
+        ("2-0", 5),
+    ]
+    outputs = []
+    for jobs in ("1", "2"):
+        out = tmp_path / f"trajectories-{jobs}.parquet"
+        assert mcc("export", str(token_demo), "--out", str(out), "--tokens", "--jobs", jobs) == 0
+        table = pq.read_table(out)
+        assert table.schema == trajectory_schema()
+        # the demo's log-probs are multiples of 1/64: float32 holds them exactly
+        assert table.to_pylist() == expected
+        outputs.append(out.read_bytes())
+    assert outputs[0] == outputs[1]
+    paths = sorted(token_demo.glob("*.capture.jsonl"))
+    batches = iter_trajectory_batches(paths, batch_size=2)
+    streamed = pa.Table.from_batches(list(batches), schema=trajectory_schema())
+    assert batches.rows == 3 and batches.damaged == 0
+    assert streamed.to_pylist() == expected
+
+
+def test_export_tokens_as_jsonl(token_demo: Path, tmp_path: Path) -> None:
+    out = tmp_path / "trajectories.jsonl"
+    assert mcc("export", str(token_demo), "--out", str(out), "--tokens") == 0
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert rows == _expected_trajectories(token_demo)
+
+
+@pytest.mark.parametrize("extra", [["--payloads"], ["--partition-by", "model"], ["--incremental"]])
+def test_export_tokens_writes_one_file_without_payloads(
+    token_demo: Path, tmp_path: Path, extra: list[str]
+) -> None:
+    out = tmp_path / "t.parquet"
+    assert mcc("export", str(token_demo), "--out", str(out), "--tokens", *extra) == 1
+    assert not out.exists()

@@ -44,7 +44,7 @@ REF = ModelRef(type="responses_api_models", name="policy")
 
 def _record(**fields: Any) -> ModelCallRecord:
     base: dict[str, Any] = dict.fromkeys(ModelCallRecord.__struct_fields__)
-    base.update(call_index=0, tool_calls=[], capture_cut=False)
+    base.update(call_index=0, tool_calls=[], capture_cut=False, derivation_problems=msgspec.UNSET)
     base.update(fields)
     return ModelCallRecord(**base)
 
@@ -102,6 +102,9 @@ def test_line_fields_are_carried_over_and_unset_raw_texts_become_null() -> None:
         "response_source": None,
         "upstream_status_code": None,
         "local_response_reason": None,
+        "prompt_token_ids": None,
+        "generation_token_ids": None,
+        "generation_log_probs": None,
     }
 
 

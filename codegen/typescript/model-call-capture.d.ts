@@ -219,6 +219,22 @@ export interface ModelCallRecord {
    * (1.1) Why the server answered locally (`context_length_exceeded`, `upstream_timeout`, ...).
    */
   local_response_reason?: string | null;
+  /**
+   * (1.1) The prompt's token ids as the server returned them; null when it did not (single-choice responses).
+   */
+  prompt_token_ids?: number[] | null;
+  /**
+   * (1.1) The generated token ids as the server returned them; null when it did not.
+   */
+  generation_token_ids?: number[] | null;
+  /**
+   * (1.1) The log-probability of each generated token; null when the server did not return them.
+   */
+  generation_log_probs?: number[] | null;
+  /**
+   * (1.1) Why a derived field is null although the response held a value for it; absent when none.
+   */
+  derivation_problems?: ObservationGap[];
   [k: string]: unknown;
 }
 /**

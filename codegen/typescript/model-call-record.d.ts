@@ -147,6 +147,22 @@ export interface ModelCallRecord {
    * (1.1) Why the server answered locally (`context_length_exceeded`, `upstream_timeout`, ...).
    */
   local_response_reason?: string | null;
+  /**
+   * (1.1) The prompt's token ids as the server returned them; null when it did not (single-choice responses).
+   */
+  prompt_token_ids?: number[] | null;
+  /**
+   * (1.1) The generated token ids as the server returned them; null when it did not.
+   */
+  generation_token_ids?: number[] | null;
+  /**
+   * (1.1) The log-probability of each generated token; null when the server did not return them.
+   */
+  generation_log_probs?: number[] | null;
+  /**
+   * (1.1) Why a derived field is null although the response held a value for it; absent when none.
+   */
+  derivation_problems?: ObservationGap[];
   [k: string]: unknown;
 }
 /**
@@ -185,5 +201,22 @@ export interface ToolCall {
    * Parsed JSON arguments; `{"_raw": text}` when the text was not valid JSON.
    */
   arguments: unknown;
+  [k: string]: unknown;
+}
+/**
+ * Why a capture may be incomplete: the capture attached to a rollout, or one call's line.
+ *
+ * This interface was referenced by `ModelCallRecord`'s JSON-Schema
+ * via the `definition` "ObservationGap".
+ */
+export interface ObservationGap {
+  /**
+   * A rollout's: `model_call_capture_no_records`, `model_call_capture_records_unreadable`, `model_call_capture_incomplete` or `model_call_capture_unreadable`; a line's: `request_undecodable`, `response_undecodable`, `memory_budget`, `raw_text_cut`, `payload_as_text`, `redacted_raw` or (1.1) `field_dropped`.
+   */
+  code: string;
+  /**
+   * More about the gap, e.g. `count=3` unreadable lines.
+   */
+  detail?: string;
   [k: string]: unknown;
 }

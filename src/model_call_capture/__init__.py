@@ -23,6 +23,7 @@ from .contracts import (
     ModelCallRecord,
     ModelRef,
     ObservationGap,
+    TokenTrajectory,
     ToolCall,
 )
 from .correlation import (
@@ -63,6 +64,7 @@ from .records import (
 )
 from .redaction import Redactor
 from .store import CaptureStore
+from .trajectories import build_token_trajectories
 
 __version__ = "0.1.0"
 
@@ -89,6 +91,7 @@ __all__ = [
     "RolloutCorrelation",
     "SchemaValidationError",
     "StreamReassembler",
+    "TokenTrajectory",
     "ToolCall",
     "UnknownSchemaError",
     "UnsupportedFormatError",
@@ -98,6 +101,7 @@ __all__ = [
     "apply_rollout_prefix",
     "base_url_for_run",
     "build_model_call_record",
+    "build_token_trajectories",
     "clear_model_call_captures_for_rollouts",
     "collect",
     "install_model_call_capture",

@@ -8,7 +8,9 @@ run and every partition, whatever the values, so datasets of many runs concatena
 stay what the records hold, float64 Unix seconds, so a value is never rounded on the way.
 Counts are int64; a value Arrow cannot hold (a token count above int64 in a hand-made or
 hostile line) becomes null and is counted in `RecordBatches.out_of_range`, so one odd line
-never fails an export. Free-form JSON (payloads, tool-call arguments) is JSON text.
+never fails an export. Free-form JSON (payloads, tool-call arguments) is JSON text. Token
+ids are list<int32> (a record holds ids in 0 .. 2^31-1 only) and log-probs list<float32>,
+as trainers load them.
 """
 
 from __future__ import annotations
@@ -21,10 +23,11 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from . import _codec
-from .contracts import ModelCallRecord, ModelRef, ToolCall
-from .records import iter_file_records
-from .store import CAPTURE_SUFFIX
+from .contracts import ModelCallRecord, ModelRef, TokenTrajectory, ToolCall
+from .records import iter_file_records, read_available_model_call_records
+from .store import CAPTURE_SUFFIX, CaptureStore
 from .store._files import rollout_id_of
+from .trajectories import build_token_trajectories
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -34,9 +37,13 @@ __all__ = [
     "EXPORT_MANIFEST",
     "PAYLOAD_COLUMNS",
     "RecordBatches",
+    "TrajectoryBatches",
     "iter_record_batches",
+    "iter_trajectory_batches",
     "open_export_dataset",
     "record_schema",
+    "trajectory_rows",
+    "trajectory_schema",
 ]
 
 PAYLOAD_COLUMNS = ("request", "response", "request_raw", "response_raw")
@@ -80,6 +87,10 @@ _COLUMNS: tuple[tuple[str, str], ...] = (
     ("response_source", "str"),
     ("upstream_status_code", "int"),
     ("local_response_reason", "str"),
+    ("prompt_token_ids", "ids"),
+    ("generation_token_ids", "ids"),
+    ("generation_log_probs", "log_probs"),
+    ("derivation_problems", "gaps"),
 )
 _KINDS = dict(_COLUMNS)
 # Where each column's value sits in a record's fields (`msgspec.structs.astuple`).
@@ -104,6 +115,14 @@ def _arrow_type(kind: str) -> pa.DataType:
     if kind == "tool_calls":
         return pa.list_(
             pa.struct([("call_id", pa.string()), ("name", pa.string()), ("arguments", pa.string())])
+        )
+    if kind == "ids":
+        return pa.list_(pa.field("element", pa.int32(), nullable=False))
+    if kind == "log_probs":
+        return pa.list_(pa.field("element", pa.float32(), nullable=False))
+    if kind == "gaps":
+        return pa.list_(
+            pa.field("element", pa.struct([("code", pa.string()), ("detail", pa.string())]))
         )
     if kind == "json":
         return pa.large_string()
@@ -183,6 +202,8 @@ class _Columns:
                 array = _model_ref_array(values, field.type)
             elif kind == "tool_calls":
                 array = _tool_calls_array(values, field.type)
+            elif kind == "gaps":
+                array = _gaps_array(values, field.type)
             else:
                 array = pa.array(values, type=field.type, from_pandas=False)
             arrays.append(array)
@@ -218,6 +239,27 @@ def _tool_calls_array(values: Sequence[list[ToolCall]], type_: pa.DataType) -> p
         for calls in values
     ]
     return pa.array(rows, type=type_, from_pandas=False)
+
+
+def _gaps_array(values: Sequence[Any], type_: pa.DataType) -> pa.Array:
+    import pyarrow as pa
+
+    rows = [
+        None
+        if v is msgspec.UNSET
+        else [
+            {"code": g.code, "detail": None if g.detail is msgspec.UNSET else g.detail} for g in v
+        ]
+        for v in values
+    ]
+    return pa.array(rows, type=type_, from_pandas=False)
+
+
+def _rollout_id(path: Path) -> str:
+    rollout_id = rollout_id_of(path.name)
+    if rollout_id is None or not path.name.endswith(CAPTURE_SUFFIX):
+        raise ValueError(f"{path}: not a capture file (<rollout_id>.capture.jsonl)")
+    return rollout_id
 
 
 class RecordBatches:
@@ -256,9 +298,7 @@ class RecordBatches:
         columns = _Columns(self.payloads)
         for path in paths:
             path = Path(path)
-            rollout_id = rollout_id_of(path.name)
-            if rollout_id is None or not path.name.endswith(CAPTURE_SUFFIX):
-                raise ValueError(f"{path}: not a capture file (<rollout_id>.capture.jsonl)")
+            rollout_id = _rollout_id(path)
             # Records one at a time: without payloads, lines are decoded in one pass that
             # skips them (`records.decode_line_without_payloads`), with the same values.
             records = iter_file_records(path, payloads="lazy" if self.payloads else "omitted")
@@ -295,6 +335,116 @@ def iter_record_batches(
     what was skipped, nulled and yielded.
     """
     return RecordBatches(paths, payloads=payloads, batch_size=batch_size, batch_bytes=batch_bytes)
+
+
+@functools.cache
+def trajectory_schema() -> pa.Schema:
+    """The Arrow schema of exported token trajectories (`mcc export --tokens`): one row each.
+
+    `rollout_id`, `trajectory_index` (the trajectory's position among its rollout's),
+    `model_call_ids` (list<string>), `token_ids` (list<int32>), `loss_mask` (list<int32>,
+    0 or 1), `log_probs` (list<float32>, null entries where no log-prob applies) and
+    `break_reasons` (list<string>); the three token lists have the same length. No column
+    and no list is null; only `model_call_ids` and `log_probs` hold null entries.
+    """
+    import pyarrow as pa
+
+    def column(name: str, item: pa.DataType, nullable_items: bool) -> pa.Field:
+        # "element": the name Parquet gives list items, so a file read back has this schema.
+        return pa.field(name, pa.list_(pa.field("element", item, nullable=nullable_items)), False)
+
+    return pa.schema(
+        [
+            pa.field("rollout_id", pa.string(), nullable=False),
+            pa.field("trajectory_index", pa.int64(), nullable=False),
+            column("model_call_ids", pa.string(), True),
+            column("token_ids", pa.int32(), False),
+            column("loss_mask", pa.int32(), False),
+            column("log_probs", pa.float32(), True),
+            column("break_reasons", pa.string(), False),
+        ]
+    )
+
+
+def trajectory_rows(rollout_id: str, trajectories: list[TokenTrajectory]) -> list[dict[str, Any]]:
+    """The trajectories of one rollout as the plain values of their export rows."""
+    return [
+        {
+            "rollout_id": rollout_id,
+            "trajectory_index": index,
+            "model_call_ids": t.model_call_ids,
+            "token_ids": t.token_ids,
+            "loss_mask": t.loss_mask,
+            "log_probs": t.log_probs,
+            "break_reasons": t.break_reasons,
+        }
+        for index, t in enumerate(trajectories)
+    ]
+
+
+class TrajectoryBatches:
+    """Trajectory batches of capture files, iterated once: see `iter_trajectory_batches`."""
+
+    __slots__ = ("_it", "damaged", "rows")
+
+    def __init__(self, paths: Iterable[str | Path], *, batch_size: int) -> None:
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be at least 1, got {batch_size}")
+        self.rows = 0
+        """Rows (trajectories) yielded so far."""
+        self.damaged = 0
+        """Damaged lines skipped (as `read_available_model_call_records` skips them)."""
+        self._it = self._batches(paths, batch_size)
+
+    def __iter__(self) -> Iterator[pa.RecordBatch]:
+        return self
+
+    def __next__(self) -> pa.RecordBatch:
+        return next(self._it)
+
+    def _batches(self, paths: Iterable[str | Path], batch_size: int) -> Iterator[pa.RecordBatch]:
+        import pyarrow as pa
+
+        schema = trajectory_schema()
+        rows: list[dict[str, Any]] = []
+        for path in paths:
+            path = Path(path)
+            rollout_id = _rollout_id(path)
+            records, damaged = read_available_model_call_records(
+                CaptureStore(path.parent), rollout_id
+            )
+            self.damaged += damaged
+            # One rollout's records at a time: they are dropped before the next file is read.
+            rows += trajectory_rows(
+                rollout_id, build_token_trajectories(records, rollout_id=rollout_id)
+            )
+            del records
+            while len(rows) >= batch_size:
+                yield self._batch(rows[:batch_size], schema, pa)
+                rows = rows[batch_size:]
+        if rows:
+            yield self._batch(rows, schema, pa)
+
+    def _batch(self, rows: list[dict[str, Any]], schema: pa.Schema, pa: Any) -> pa.RecordBatch:
+        arrays = [
+            pa.array([row[field.name] for row in rows], type=field.type, from_pandas=False)
+            for field in schema
+        ]
+        self.rows += len(rows)
+        return pa.RecordBatch.from_arrays(arrays, schema=schema)
+
+
+def iter_trajectory_batches(
+    paths: Iterable[str | Path], *, batch_size: int = 1024
+) -> TrajectoryBatches:
+    """Arrow record batches of the token trajectories of capture files `paths` (`trajectory_schema()`).
+
+    Each file is one rollout: its records (damaged lines skipped and counted, as
+    `read_available_model_call_records` does) go through `build_token_trajectories`, and
+    its trajectories become rows in order. Memory is bounded by one rollout's records and
+    one batch of at most `batch_size` rows; `mcc export --tokens` writes these batches.
+    """
+    return TrajectoryBatches(paths, batch_size=batch_size)
 
 
 def open_export_dataset(path: str | Path) -> ds.Dataset:

@@ -35,6 +35,7 @@ __all__ = [
     "ObservationGap",
     "ResponseSource",
     "StreamRawPolicy",
+    "TokenTrajectory",
     "ToolCall",
 ]
 
@@ -45,6 +46,8 @@ _RolloutId = Annotated[
     str, Meta(min_length=1, max_length=200, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 ]
 _AbsolutePath = Annotated[str, Meta(pattern=r"^/")]
+_TokenId = Annotated[int, Meta(ge=0, le=2**31 - 1)]
+"""A token id: a vocabulary index, exported as int32."""
 
 Dialect = Literal["responses", "chat", "messages"]
 """The API dialect of a call: OpenAI Responses, OpenAI Chat Completions, Anthropic Messages."""
@@ -215,6 +218,14 @@ class ModelCallRecord(msgspec.Struct, kw_only=True, gc=False):
     """(1.1) The upstream's HTTP status, which may differ from the status the client got."""
     local_response_reason: str | None = None
     """(1.1) Why the server answered locally (`context_length_exceeded`, `upstream_timeout`, ...)."""
+    prompt_token_ids: list[_TokenId] | None = None
+    """(1.1) The prompt's token ids as the server returned them; null when it did not (single-choice responses)."""
+    generation_token_ids: list[_TokenId] | None = None
+    """(1.1) The generated token ids as the server returned them; null when it did not."""
+    generation_log_probs: list[float] | None = None
+    """(1.1) The log-probability of each generated token; null when the server did not return them."""
+    derivation_problems: list[ObservationGap] | UnsetType = UNSET
+    """(1.1) Why a derived field is null although the response held a value for it; absent when none."""
 
     # A record read from a capture file holds `request` and `response` as the JSON text of
     # its line (`msgspec.Raw`) until they are first read: building the payload dicts of every
@@ -347,3 +358,25 @@ class CaptureConfig(msgspec.Struct, kw_only=True, omit_defaults=True):
             raise ValueError(
                 "model_call_capture_dir is required when observability_enabled is true"
             )
+
+
+class TokenTrajectory(msgspec.Struct, kw_only=True, gc=False):
+    """One token sequence of a rollout for training: chained calls, with what the model generated.
+
+    Built by `build_token_trajectories` (docs/formats.md, "Token trajectories"): the last
+    call's prompt and generated ids, every earlier call of the chain being a prefix of it.
+    `token_ids`, `loss_mask` and `log_probs` have the same length.
+    """
+
+    rollout_id: str | None
+    """The rollout the calls were captured under; null when the caller did not say."""
+    model_call_ids: list[str | None]
+    """The calls of the chain, in order; each one's prompt starts with the previous one's prompt and generation."""
+    token_ids: list[_TokenId]
+    """The last call's prompt token ids followed by its generated ids."""
+    loss_mask: list[Annotated[int, Meta(ge=0, le=1)]]
+    """1 for a token a call of this chain generated, 0 for prompt, tool and template tokens."""
+    log_probs: list[float | None]
+    """The log-probability of each generated token; null for other tokens and where the server gave none."""
+    break_reasons: list[str]
+    """Why this chain does not continue an earlier one (`code: detail`); empty for the rollout's first chain."""

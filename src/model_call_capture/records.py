@@ -322,6 +322,10 @@ def _record(
         response_source=_known(line.response_source),
         upstream_status_code=_known(line.upstream_status_code),
         local_response_reason=_known(line.local_response_reason),
+        prompt_token_ids=d.prompt_token_ids,
+        generation_token_ids=d.generation_token_ids,
+        generation_log_probs=d.generation_log_probs,
+        derivation_problems=d.derivation_problems,
     )
 
 

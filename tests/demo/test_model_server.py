@@ -11,6 +11,7 @@ import httpx
 import openai
 import pytest
 
+from model_call_capture import reassemble_stream
 from model_call_capture.demo.model_server import SCENARIOS, create_app
 from servers import RunningServer, serve
 
@@ -188,3 +189,64 @@ def test_every_scenario_token_is_documented() -> None:
         "forever",
     } <= set(SCENARIOS)
     assert all(isinstance(text, str) and text for text in SCENARIOS.values())
+
+
+def _vllm_request(stream: bool, **extra: Any) -> dict[str, Any]:
+    return {
+        "model": "demo-gpt",
+        "messages": [{"role": "user", "content": "Hi"}],
+        "tools": [{"type": "function", "function": {"name": "get_weather"}}],
+        "return_token_ids": True,
+        "stream": stream,
+        **extra,
+    }
+
+
+def test_vllm_mode_stream_and_json_carry_the_same_token_ids(server: RunningServer) -> None:
+    with httpx.Client(base_url=server.url) as client:
+        whole: dict[str, Any] = client.post(
+            "/v1/chat/completions", json=_vllm_request(False, logprobs=True)
+        ).json()
+        body = client.post("/v1/chat/completions", json=_vllm_request(True, logprobs=True)).content
+    streamed = reassemble_stream("chat", body)
+    assert streamed is not None
+    # the generation, written out: the tool-call text, then <|im_end|> (257)
+    text = (
+        "Let me check the weather for you \u2014 one moment."
+        '<tool_call>\n{"name": "get_weather", "arguments": {"city":"Paris"}}\n</tool_call>'
+    )
+    generation = [*text.encode(), 257]
+    replies: list[dict[str, Any]] = [whole, streamed]
+    for reply in replies:
+        choice = reply["choices"][0]
+        assert choice["token_ids"] == generation
+        assert [e["token"] for e in choice["logprobs"]["content"]][:3] == ["L", "e", "t"]
+        assert [e["logprob"] for e in choice["logprobs"]["content"]][:2] == [
+            -(1 + (ord("L") + 0) % 16) / 64,
+            -(1 + (ord("e") + 1) % 16) / 64,
+        ]
+        assert reply["prompt_token_ids"][0] == 256 and reply["prompt_token_ids"][-11:] == [
+            256,
+            *b"assistant\n",
+        ]
+        assert "reasoning_content" not in choice["message"]
+    assert whole["usage"]["prompt_tokens"] == len(whole["prompt_token_ids"])
+    assert whole["usage"]["completion_tokens"] == len(generation)
+
+
+def test_vllm_mode_spells_tokens_as_ids_when_asked(server: RunningServer) -> None:
+    request = _vllm_request(False, logprobs=True, return_tokens_as_token_ids=True)
+    with httpx.Client(base_url=server.url) as client:
+        reply = client.post("/v1/chat/completions", json=request).json()
+    tokens = [e["token"] for e in reply["choices"][0]["logprobs"]["content"]]
+    assert tokens[:2] == [f"token_id:{ord('L')}", f"token_id:{ord('e')}"]
+    assert tokens[-1] == "token_id:257"
+
+
+def test_without_return_token_ids_the_reply_has_no_token_fields(server: RunningServer) -> None:
+    request = _vllm_request(False)
+    del request["return_token_ids"]
+    with httpx.Client(base_url=server.url) as client:
+        reply = client.post("/v1/chat/completions", json=request).json()
+    assert "prompt_token_ids" not in reply and "token_ids" not in reply["choices"][0]
+    assert reply["choices"][0]["message"]["reasoning_content"]

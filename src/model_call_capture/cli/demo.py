@@ -34,7 +34,12 @@ __all__ = ["demo"]
     type=click.IntRange(1, 1000),
     help="How many rollouts to run.",
 )
-def demo(directory: str, rollouts: int) -> None:
+@click.option(
+    "--tokens",
+    is_flag=True,
+    help="Multi-turn chats against the server's vLLM mode; show their token trajectories.",
+)
+def demo(directory: str, rollouts: int, tokens: bool) -> None:
     """Run a captured demo: a scripted model server, an agent, and the rollout collector.
 
     Starts a scripted model server that speaks the OpenAI Responses, Chat Completions and
@@ -47,18 +52,26 @@ def demo(directory: str, rollouts: int) -> None:
     DIR/rollouts.jsonl (one row per rollout, with the ng_model_call_capture attachment);
     captures of an earlier demo in DIR are replaced.
 
+    With --tokens, each rollout is a five-turn, tool-using chat against the server's
+    vLLM-compatible mode (token ids from a byte-level tokenizer, scripted log-probs; no
+    GPU), and the summary shows each rollout's token trajectories
+    (`build_token_trajectories`).
+
     \b
     Example:
       mcc demo
       mcc demo --dir /tmp/demo --rollouts 16 && mcc stats /tmp/demo
+      mcc demo --tokens && mcc export mcc-demo --tokens --out trajectories.parquet
     """
     from ..demo.run import DemoError, run_demo
 
     try:
-        result = run_demo(Path(directory), rollouts=rollouts)
+        result = run_demo(Path(directory), rollouts=rollouts, tokens=tokens)
     except DemoError as exc:
         raise click.ClickException(str(exc)) from None
     _print_summary(result)
+    if tokens:
+        _print_trajectories(result)
     empty = [c.rollout_id for c in result.captures if not c.calls]
     if len(result.captures) != rollouts or empty:
         raise click.ClickException(
@@ -107,3 +120,51 @@ def _print_summary(result: DemoResult) -> None:
     console.print(f"next:          mcc stats {result.directory}", markup=False)
     console.print(f"               mcc show {result.directory} {first}", markup=False)
     console.print(f"               mcc validate {result.capture_dir}", markup=False)
+
+
+def _print_trajectories(result: DemoResult) -> None:
+    from ..records import read_available_model_call_records
+    from ..store import CaptureStore
+    from ..trajectories import build_token_trajectories
+
+    store = CaptureStore(result.capture_dir)
+    table = Table(title="token trajectories (build_token_trajectories)", title_justify="left")
+    for name in (
+        "rollout",
+        "trajectories",
+        "calls",
+        "tokens",
+        "generated",
+        "with log-prob",
+        "breaks",
+    ):
+        table.add_column(name, justify="left" if name in ("rollout", "breaks") else "right")
+    first = None
+    for capture in result.captures:
+        records, _ = read_available_model_call_records(store, capture.rollout_id)
+        trajectories = build_token_trajectories(records, rollout_id=capture.rollout_id)
+        first = first or (trajectories[0] if trajectories else None)
+        breaks = [reason for t in trajectories for reason in t.break_reasons]
+        table.add_row(
+            capture.rollout_id,
+            str(len(trajectories)),
+            str(sum(len(t.model_call_ids) for t in trajectories)),
+            fmt_int(sum(len(t.token_ids) for t in trajectories)),
+            fmt_int(sum(sum(t.loss_mask) for t in trajectories)),
+            fmt_int(sum(p is not None for t in trajectories for p in t.log_probs)),
+            "; ".join(breaks) or "none",
+        )
+    console = stdout()
+    console.print(table)
+    if first is not None:
+        start = first.loss_mask.index(1) if 1 in first.loss_mask else 0
+        window = slice(max(0, start - 4), start + 8)
+        console.print(
+            f"first trajectory, tokens {window.start}-{window.stop - 1}: "
+            f"ids {first.token_ids[window]}, mask {first.loss_mask[window]}",
+            markup=False,
+        )
+    console.print(
+        f"export:        mcc export {result.directory} --tokens --out trajectories.parquet",
+        markup=False,
+    )

@@ -19,7 +19,14 @@ from openai import AsyncOpenAI, RateLimitError
 from .. import _codec
 from ..correlation import RolloutCorrelation
 
-__all__ = ["ANTHROPIC_MODEL", "OPENAI_MODEL", "DemoAgent", "get_weather"]
+__all__ = [
+    "ANTHROPIC_MODEL",
+    "OPENAI_MODEL",
+    "TOKEN_TURNS",
+    "DemoAgent",
+    "TokenAgent",
+    "get_weather",
+]
 
 OPENAI_MODEL = "demo-gpt"
 """The model name the agent asks the OpenAI-compatible endpoints for."""
@@ -173,3 +180,84 @@ class DemoAgent:
             if event.type == "content_block_delta" and event.delta.type == "text_delta":
                 text.append(event.delta.text)
         return "".join(text) or said
+
+
+TOKEN_TURNS = 5
+"""Model calls of one `TokenAgent` rollout."""
+
+_FOLLOW_UPS = ("And tomorrow?", "Thanks. One word to sum it up?")
+
+# vLLM's extra request fields: token ids of the prompt and the generation, log-probs
+# whose tokens are spelled `token_id:N`.
+_TOKEN_FIELDS = {"return_token_ids": True, "logprobs": True, "return_tokens_as_token_ids": True}
+
+
+class TokenAgent:
+    """The `mcc demo --tokens` agent: one multi-turn, tool-using chat per rollout, token ids asked for.
+
+    Five Chat Completions calls (JSON and streaming alternately) against the scripted
+    server's vLLM mode: the model calls the tool, the agent runs it and sends the result
+    back, the user asks follow-ups. Every reply goes back into the history as the
+    assistant message the server sent, so the rollout is one token trajectory.
+    """
+
+    def __init__(self, model_base_url: str, correlation: RolloutCorrelation) -> None:
+        self.model_base_url = model_base_url.rstrip("/")
+        self.correlation = correlation
+
+    async def __call__(self, run: dict[str, Any]) -> dict[str, Any]:
+        """Run one rollout for the run request `run`."""
+        base = self.correlation.base_url_for_run(f"{self.model_base_url}/v1", run)
+        question = str(run.get("question") or "What should I wear in Paris today?")
+        messages: list[Any] = [{"role": "user", "content": question}]
+        follow_ups = list(_FOLLOW_UPS)
+        said = ""
+        async with AsyncOpenAI(base_url=base, api_key="demo-key", max_retries=0) as client:
+            for turn in range(TOKEN_TURNS):
+                message = await _chat_turn(client, messages, stream=turn % 2 == 1)
+                messages.append(message)
+                said = str(message.get("content") or "")
+                calls = message.get("tool_calls") or []
+                for call in calls:
+                    arguments = _codec.decode_object(call["function"]["arguments"]) or {}
+                    city = str(arguments.get("city") or "Paris")
+                    messages.append(
+                        {"role": "tool", "tool_call_id": call["id"], "content": get_weather(city)}
+                    )
+                if not calls and follow_ups:
+                    messages.append({"role": "user", "content": follow_ups.pop(0)})
+        return {"response": said, "reward": 1.0 if said else 0.0}
+
+
+async def _chat_turn(client: AsyncOpenAI, messages: list[Any], *, stream: bool) -> dict[str, Any]:
+    """One call; the assistant message it produced, as the history carries it."""
+    if not stream:
+        reply = await client.chat.completions.create(
+            model=OPENAI_MODEL, messages=messages, tools=[_WEATHER_TOOL], extra_body=_TOKEN_FIELDS
+        )
+        return reply.choices[0].message.model_dump(exclude_none=True)
+    chunks = await client.chat.completions.create(
+        model=OPENAI_MODEL,
+        messages=messages,
+        tools=[_WEATHER_TOOL],
+        stream=True,
+        extra_body=_TOKEN_FIELDS,
+    )
+    text: list[str] = []
+    calls: dict[int, dict[str, Any]] = {}
+    async for chunk in chunks:
+        for choice in chunk.choices:
+            text.append(choice.delta.content or "")
+            for part in choice.delta.tool_calls or []:
+                call = calls.setdefault(
+                    part.index,
+                    {"id": "", "type": "function", "function": {"name": "", "arguments": ""}},
+                )
+                call["id"] = call["id"] or part.id or ""
+                if part.function is not None:
+                    call["function"]["name"] += part.function.name or ""
+                    call["function"]["arguments"] += part.function.arguments or ""
+    message: dict[str, Any] = {"role": "assistant", "content": "".join(text)}
+    if calls:
+        message["tool_calls"] = [calls[i] for i in sorted(calls)]
+    return message

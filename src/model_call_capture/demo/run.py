@@ -95,12 +95,19 @@ def _clear_previous(capture_dir: Path, rollouts_path: Path) -> None:
             path.unlink()
 
 
-async def run_demo_async(directory: Path, *, rollouts: int = 4, concurrency: int = 4) -> DemoResult:
-    """Run `rollouts` demo rollouts, writing into `directory`; see `DemoResult`."""
+async def run_demo_async(
+    directory: Path, *, rollouts: int = 4, concurrency: int = 4, tokens: bool = False
+) -> DemoResult:
+    """Run `rollouts` demo rollouts, writing into `directory`; see `DemoResult`.
+
+    With `tokens`, each rollout is the `TokenAgent`'s multi-turn chat against the scripted
+    server's vLLM mode (token ids and log-probs on every call) instead of the tour of the
+    three dialects.
+    """
     from ..collection import ATTACHMENT_KEY, collect, read_rows
     from ..correlation import RolloutCorrelation
     from ..middleware import install_model_call_capture
-    from .agent import DemoAgent
+    from .agent import DemoAgent, TokenAgent
     from .model_server import create_app
 
     started = time.monotonic()
@@ -114,13 +121,17 @@ async def run_demo_async(directory: Path, *, rollouts: int = 4, concurrency: int
     app = install_model_call_capture(create_app(), config, model_server_name=MODEL_SERVER_NAME)
     # Every fourth rollout starts with a call the server rate-limits, to show a recorded failure.
     rows = [
-        {"question": QUESTIONS[i % len(QUESTIONS)], "simulate_rate_limit": i % 4 == 3}
+        {
+            "question": QUESTIONS[i % len(QUESTIONS)],
+            "simulate_rate_limit": i % 4 == 3 and not tokens,
+        }
         for i in range(rollouts)
     ]
+    agent_class = TokenAgent if tokens else DemoAgent
     async with serving(app) as url:
         summary = await collect(
             rows,
-            DemoAgent(url, RolloutCorrelation(config)),
+            agent_class(url, RolloutCorrelation(config)),
             capture_dir=capture_dir,
             output_path=rollouts_path,
             concurrency=concurrency,
@@ -142,6 +153,6 @@ async def run_demo_async(directory: Path, *, rollouts: int = 4, concurrency: int
     return DemoResult(directory, capture_dir, rollouts_path, captures, time.monotonic() - started)
 
 
-def run_demo(directory: Path, *, rollouts: int = 4) -> DemoResult:
+def run_demo(directory: Path, *, rollouts: int = 4, tokens: bool = False) -> DemoResult:
     """Blocking form of `run_demo_async`, for the command line."""
-    return asyncio.run(run_demo_async(directory, rollouts=rollouts))
+    return asyncio.run(run_demo_async(directory, rollouts=rollouts, tokens=tokens))

@@ -15,7 +15,7 @@ from typing import Any, Literal, Protocol, TypeAlias, TypeVar
 import msgspec
 
 from .. import _codec
-from ..contracts import ToolCall
+from ..contracts import ObservationGap, ToolCall
 from ..sse import SseEvent
 
 __all__ = [
@@ -94,6 +94,11 @@ class Derived:
     cache_creation_tokens: int | None = None
     tool_calls: list[ToolCall] = field(default_factory=list)
     reasoning_content: str | None = None
+    prompt_token_ids: list[int] | None = None
+    generation_token_ids: list[int] | None = None
+    generation_log_probs: list[float] | None = None
+    derivation_problems: list[ObservationGap] | msgspec.UnsetType = msgspec.UNSET
+    """Why a field is null although the response held a value for it; UNSET when none."""
 
 
 PartKind: TypeAlias = Literal[

@@ -16,6 +16,7 @@ from .capture_config import CaptureConfig
 from .capture_line import CaptureLine
 from .model_call_capture import Dialect, ModelCallCapture, ModelCallMetrics, ModelRef, ObservationGap, ToolCall
 from .model_call_record import ModelCallRecord
+from .token_trajectory import TokenTrajectory
 
 __all__ = [
     "CaptureConfig",
@@ -26,5 +27,6 @@ __all__ = [
     "ModelCallRecord",
     "ModelRef",
     "ObservationGap",
+    "TokenTrajectory",
     "ToolCall",
 ]

@@ -170,6 +170,16 @@ class ModelCallCapture(JsonModel):
     """
 
 
+PromptTokenId = TypeAliasType(
+    "PromptTokenId", Annotated[StrictInt, Field(ge=0, le=2147483647)]
+)
+
+
+GenerationTokenId = TypeAliasType(
+    "GenerationTokenId", Annotated[StrictInt, Field(ge=0, le=2147483647)]
+)
+
+
 class ModelCallRecord(JsonModel):
     """
     A typed record derived from one capture line, for training and evaluation.
@@ -313,4 +323,31 @@ class ModelCallRecord(JsonModel):
     local_response_reason: StrictStr | None = None
     """
     (1.1) Why the server answered locally (`context_length_exceeded`, `upstream_timeout`, ...).
+    """
+    prompt_token_ids: Annotated[
+        list[PromptTokenId] | None, Field(examples=[[151644, 872, 198]])
+    ] = None
+    """
+    (1.1) The prompt's token ids as the server returned them; null when it did not (single-choice responses).
+    """
+    generation_token_ids: Annotated[
+        list[GenerationTokenId] | None, Field(examples=[[9707, 0, 151645]])
+    ] = None
+    """
+    (1.1) The generated token ids as the server returned them; null when it did not.
+    """
+    generation_log_probs: Annotated[
+        list[StrictFloat] | None, Field(examples=[[-0.0123, -1.5, -0.0001]])
+    ] = None
+    """
+    (1.1) The log-probability of each generated token; null when the server did not return them.
+    """
+    derivation_problems: Annotated[
+        list[ObservationGap] | MISSING,
+        Field(
+            examples=[[{"code": "token_ids_invalid", "detail": "choices[0].token_ids[2]: a float, not a token id"}]]
+        ),
+    ] = MISSING
+    """
+    (1.1) Why a derived field is null although the response held a value for it; absent when none.
     """

@@ -1,7 +1,8 @@
-"""`mcc export` (one row per call: Parquet, a Parquet dataset, or JSONL) and `mcc schema`.
+"""`mcc export` (one row per call: Parquet, a Parquet dataset, or JSONL; with `--tokens`
+one row per token trajectory) and `mcc schema`.
 
-The export streams rollout by rollout (`_single`, `_dataset`), reads rollouts on a process
-pool (`.._parallel.map_files`) and publishes atomically (`_atomic`).
+The export streams rollout by rollout (`_single`, `_dataset`, `_tokens`), reads rollouts on
+a process pool (`.._parallel.map_files`) and publishes atomically (`_atomic`).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from .._parallel import default_jobs, jobs_option
 from . import _atomic
 from ._dataset import check_partition_by, update_dataset, write_dataset_dir
 from ._single import Counts, write_jsonl, write_parquet
+from ._tokens import write_token_jsonl, write_token_parquet
 
 __all__ = ["PAYLOAD_FIELDS", "export", "schema"]
 
@@ -42,13 +44,23 @@ def _capture_paths(directory: str) -> list[Path]:
 
 
 def _write_file(
-    paths: list[Path], target: Path, fmt: str, payloads: bool, row_group_size: int, jobs: int
+    paths: list[Path],
+    target: Path,
+    fmt: str,
+    payloads: bool,
+    row_group_size: int,
+    jobs: int,
+    tokens: bool = False,
 ) -> Counts:
     tmp = _atomic.temp_path(target)
     # Payloads are what the capture files hold: as private as they are (0600).
     _atomic.create_file(tmp, 0o600 if payloads else 0o666)
     try:
-        if fmt == "parquet":
+        if tokens and fmt == "parquet":
+            counts = write_token_parquet(paths, tmp, row_group_size=row_group_size, jobs=jobs)
+        elif tokens:
+            counts = write_token_jsonl(paths, tmp, jobs=jobs)
+        elif fmt == "parquet":
             counts = write_parquet(
                 paths, tmp, payloads=payloads, row_group_size=row_group_size, jobs=jobs
             )
@@ -92,6 +104,11 @@ def _write_file(
     help="Update the dataset at --out: export only rollouts that are new or changed since.",
 )
 @click.option(
+    "--tokens",
+    is_flag=True,
+    help="One row per token trajectory (token_ids, loss_mask, log_probs) instead of per call.",
+)
+@click.option(
     "--row-group-size",
     type=click.IntRange(min=1),
     default=DEFAULT_ROW_GROUP_SIZE,
@@ -106,10 +123,15 @@ def export(
     payloads: bool,
     partition_by: str | None,
     incremental: bool,
+    tokens: bool,
     row_group_size: int,
     jobs: int | None,
 ) -> None:
     """One row per call: `rollout_id` and every ModelCallRecord field.
+
+    With --tokens, one row per token trajectory instead (`build_token_trajectories`: the
+    calls of a rollout chained by their token ids, with a loss mask and log-probs;
+    docs/formats.md, "Token trajectories"), for a trainer to load directly.
 
     Parquet (needs pyarrow: pip install 'model-call-capture[arrow]') is readable by
     DuckDB, Spark, Ray Data and pandas, with one fixed schema (docs/formats.md, "Export");
@@ -123,6 +145,7 @@ def export(
       duckdb -c "select model, avg(latency_total_ms) from 'calls.parquet' group by 1"
       mcc export /data/model-calls --out calls.jsonl --payloads
       mcc export /data/model-calls --out calls/ --partition-by model --incremental
+      mcc export /data/model-calls --out trajectories.parquet --tokens
     """
     target = Path(out)
     columns = [c.strip() for c in partition_by.split(",")] if partition_by else []
@@ -130,6 +153,8 @@ def export(
     fmt = fmt or ("jsonl" if target.suffix in (".jsonl", ".json") and not dataset else "parquet")
     if dataset and fmt != "parquet":
         raise click.ClickException("--partition-by and --incremental write Parquet datasets")
+    if tokens and (dataset or payloads):
+        raise click.ClickException("--tokens writes one file, without --payloads")
     if fmt == "parquet":
         _need_pyarrow()
     if not target.parent.is_dir():
@@ -155,11 +180,12 @@ def export(
             jobs=jobs,
         )
     else:
-        counts = _write_file(paths, target, fmt, payloads, row_group_size, jobs)
+        counts = _write_file(paths, target, fmt, payloads, row_group_size, jobs, tokens)
     if counts is None:
         stdout().print(f"{target} is up to date")
         return
-    stdout().print(f"wrote {counts.rows} calls to {target} ({fmt})")
+    unit = "token trajectories" if tokens else "calls"
+    stdout().print(f"wrote {counts.rows} {unit} to {target} ({fmt})")
     if counts.damaged:
         stderr().print(
             f"[yellow]{counts.damaged} unreadable lines skipped (mcc validate {directory} lists them)[/]"

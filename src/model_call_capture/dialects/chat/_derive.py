@@ -11,6 +11,7 @@ from typing import Any
 import msgspec
 
 from ...contracts import ToolCall
+from .._tokens import NO_TOKENS, Candidates, TokenFacts, ambiguous, ids_from_logprobs, resolve
 from ..base import (
     Derived,
     NotList,
@@ -54,11 +55,26 @@ class _MessageView(msgspec.Struct, gc=False):
     function_call: _FunctionView | NotObject = None
     reasoning_content: Any = None
     reasoning: Any = None
+    # NeMo Gym's model server puts the token fields on the message (NeMo RL reads them back).
+    prompt_token_ids: Any = None
+    generation_token_ids: Any = None
+    generation_log_probs: Any = None
+
+
+class _TokenLogprobView(msgspec.Struct, gc=False):
+    token: Any = None
+    logprob: Any = None
+
+
+class _LogprobsView(msgspec.Struct, gc=False):
+    content: list[_TokenLogprobView | NotObject] | NotList = None
 
 
 class _ChoiceView(msgspec.Struct, gc=False):
     message: _MessageView | NotObject = None
     finish_reason: Any = None
+    token_ids: Any = None
+    logprobs: _LogprobsView | NotObject = None
 
 
 class _ResponseView(msgspec.Struct, gc=False):
@@ -68,12 +84,14 @@ class _ResponseView(msgspec.Struct, gc=False):
     model: Any = None
     usage: _UsageView | NotObject = None
     choices: list[_ChoiceView | NotObject] | NotList = None
+    prompt_token_ids: Any = None
 
 
 _response_view = msgspec.json.Decoder(_ResponseView)
 _NO_USAGE = _UsageView()
 _NO_MESSAGE = _MessageView()
 _NO_CHOICE = _ChoiceView()
+_NO_LOGPROB = _TokenLogprobView()
 
 
 def _nonempty(value: object) -> str | None:
@@ -88,7 +106,8 @@ def derive(request: Payload, response: Payload) -> Derived:
     """Derive record facts from a request and a `chat.completion` (possibly null); never raises.
 
     finish_reason, tool_calls and reasoning_content describe the first choice, which is the
-    one clients use; with `n > 1` the other choices stay in the response.
+    one clients use; with `n > 1` the other choices stay in the response. The token fields
+    are those of a single-choice response (`dialects._tokens`).
     """
     try:
         return _derive(request, decode_view(response, _response_view) or _ResponseView())
@@ -113,6 +132,18 @@ def _derive(request: Payload, resp: _ResponseView) -> Derived:
         else _NO_CHOICE
     )
     message = first.message if isinstance(first.message, _MessageView) else _NO_MESSAGE
+    logprobs = first.logprobs
+    tokens = (
+        NO_TOKENS  # the common case, decided without building a candidate
+        if resp.prompt_token_ids is None
+        and first.token_ids is None
+        and message.prompt_token_ids is None
+        and message.generation_token_ids is None
+        and message.generation_log_probs is None
+        and (type(logprobs) is not _LogprobsView or logprobs.content is None)
+        and (not isinstance(choices, list) or len(choices) < 2)
+        else _tokens(resp)
+    )
     tool_calls: list[ToolCall] = []
     raw_calls = message.tool_calls
     for call in raw_calls if isinstance(raw_calls, list) else []:
@@ -135,7 +166,7 @@ def _derive(request: Payload, resp: _ResponseView) -> Derived:
                 arguments=tool_arguments(legacy.arguments),
             )
         )
-    return Derived(
+    derived = Derived(
         response_id=_nonempty(resp.id),
         model=_nonempty(resp.model) or _nonempty(request_model(request)),
         response_status=None,
@@ -150,3 +181,75 @@ def _derive(request: Payload, resp: _ResponseView) -> Derived:
         tool_calls=tool_calls,
         reasoning_content=_nonempty(message.reasoning_content) or _nonempty(message.reasoning),
     )
+    if tokens is not NO_TOKENS:  # most responses have none: their defaults are what they hold
+        derived.prompt_token_ids = tokens.prompt_token_ids
+        derived.generation_token_ids = tokens.generation_token_ids
+        derived.generation_log_probs = tokens.generation_log_probs
+        derived.derivation_problems = tokens.problems or msgspec.UNSET
+    return derived
+
+
+def _candidates(resp: _ResponseView, index: int, choice: _ChoiceView) -> Candidates:
+    """Where the response put the token fields of choice `index` (docs/formats.md lists the shapes)."""
+    found = Candidates()
+    at = f"choices[{index}]"
+    message = choice.message if isinstance(choice.message, _MessageView) else _NO_MESSAGE
+    if resp.prompt_token_ids is not None:  # vLLM `return_token_ids`
+        found.prompt.append(("prompt_token_ids", resp.prompt_token_ids))
+    if message.prompt_token_ids is not None:  # NeMo Gym (the message NeMo RL takes back)
+        found.prompt.append((f"{at}.message.prompt_token_ids", message.prompt_token_ids))
+    if choice.token_ids is not None:  # vLLM `return_token_ids`
+        found.generation.append((f"{at}.token_ids", choice.token_ids))
+    if message.generation_token_ids is not None:  # NeMo Gym (the message NeMo RL takes back)
+        found.generation.append(
+            (f"{at}.message.generation_token_ids", message.generation_token_ids)
+        )
+    if message.generation_log_probs is not None:  # NeMo Gym (the message NeMo RL takes back)
+        found.log_probs.append((f"{at}.message.generation_log_probs", message.generation_log_probs))
+    logprobs = choice.logprobs
+    content = logprobs.content if isinstance(logprobs, _LogprobsView) else None
+    if content is not None:  # OpenAI and vLLM `logprobs: true`
+        path = f"{at}.logprobs.content"
+        if not isinstance(content, list):
+            found.log_probs.append((path, content))
+            return found
+        entries = [e if isinstance(e, _TokenLogprobView) else _NO_LOGPROB for e in content]
+        spelled = ids_from_logprobs(path, [e.token for e in entries])
+        if spelled is not None:  # vLLM `return_tokens_as_token_ids`
+            found.generation.append(spelled)
+        found.log_probs.append((f"{path}[].logprob", [e.logprob for e in entries]))
+    return found
+
+
+def _carries_tokens(choice: _ChoiceView) -> bool:
+    message = choice.message
+    logprobs = choice.logprobs
+    return (
+        choice.token_ids is not None
+        or (isinstance(logprobs, _LogprobsView) and logprobs.content is not None)
+        or (
+            isinstance(message, _MessageView)
+            and (
+                message.prompt_token_ids is not None
+                or message.generation_token_ids is not None
+                or message.generation_log_probs is not None
+            )
+        )
+    )
+
+
+def _tokens(resp: _ResponseView) -> TokenFacts:
+    """The token fields of a single-choice completion; with several choices, none (and why)."""
+    listed = resp.choices if isinstance(resp.choices, list) else []
+    if resp.prompt_token_ids is None and not any(
+        _carries_tokens(c) for c in listed if isinstance(c, _ChoiceView)
+    ):
+        return NO_TOKENS
+    found = [_candidates(resp, i, c) for i, c in enumerate(listed) if isinstance(c, _ChoiceView)]
+    if len(found) > 1 and any(not f.empty() for f in found):
+        return ambiguous(
+            f"{len(found)} choices: token fields are kept for single-choice responses only"
+        )
+    if found:
+        return resolve(found[0])
+    return resolve(Candidates(prompt=[("prompt_token_ids", resp.prompt_token_ids)]))

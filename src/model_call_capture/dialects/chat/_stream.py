@@ -15,7 +15,12 @@ the fields of a delta:
 - lists whose entries carry an integer `index` are merged entry by entry, other lists are
   extended;
 - `finish_reason` is the last non-null value, since OpenRouter sends a usage chunk with
-  `finish_reason: null` after the `stop` chunk; usage is the last chunk that carried one.
+  `finish_reason: null` after the `stop` chunk; usage is the last chunk that carried one;
+- vLLM's token ids (`return_token_ids`): the chunk's `prompt_token_ids` (sent in the first
+  chunk) keeps its first value; each choice's `token_ids` (the ids of that chunk's delta)
+  are concatenated in order, a value that is not a list kept as one entry so that record
+  derivation reports it instead of a silently shorter list; `logprobs` lists are
+  concatenated in order too.
 
 Terminal events: `data: [DONE]` completes the stream; a data object with an `error`
 member, or an `event: error`, ends it with "error". When both arrive (OpenRouter sends an
@@ -51,11 +56,21 @@ _CONCAT = frozenset(
 """Delta fields whose fragments are concatenated; every other string keeps its first value."""
 
 _CHUNK_SKIP = frozenset(
-    {"id", "object", "created", "model", "choices", "usage", "error", "obfuscation"}
+    {
+        "id",
+        "object",
+        "created",
+        "model",
+        "choices",
+        "usage",
+        "error",
+        "obfuscation",
+        "prompt_token_ids",
+    }
 )
 """Chunk fields merged by hand (or per-chunk padding that means nothing once joined)."""
 
-_CHOICE_KNOWN = frozenset({"index", "delta", "finish_reason", "logprobs"})
+_CHOICE_KNOWN = frozenset({"index", "delta", "finish_reason", "logprobs", "token_ids"})
 """Choice fields handled by hand; any other is merged into the choice as it comes."""
 
 _MAX_DROPPED = 32
@@ -118,6 +133,7 @@ class _Choice:
         "message_extra",
         "parts",
         "role",
+        "token_ids",
         "tool_calls",
     )
 
@@ -130,6 +146,7 @@ class _Choice:
         self.message_extra: dict[str, Any] = {}
         self.logprobs: dict[str, Any] | None = None
         self.finish_reason: str | None = None
+        self.token_ids: list[Any] | None = None
         self.extra: dict[str, Any] = {}
 
     def feed(self, choice: dict[str, Any], dropped: list[str]) -> None:
@@ -153,6 +170,14 @@ class _Choice:
                     self.logprobs[key].extend(value)
                 else:
                     self.logprobs.setdefault(key, value)
+        token_ids = choice.get("token_ids")
+        if token_ids is not None:
+            if self.token_ids is None:
+                self.token_ids = []
+            if isinstance(token_ids, list):
+                self.token_ids += token_ids
+            else:
+                self.token_ids.append(token_ids)
         if not _CHOICE_KNOWN.issuperset(choice):  # checked in C; built only when there are others
             _merge(self.extra, {k: v for k, v in choice.items() if k not in _CHOICE_KNOWN})
 
@@ -238,6 +263,8 @@ class _Choice:
             "logprobs": self.logprobs,
             "finish_reason": self.finish_reason,
         }
+        if self.token_ids is not None:
+            choice["token_ids"] = self.token_ids
         for key, value in self.extra.items():
             choice.setdefault(key, value)
         return choice
@@ -265,6 +292,7 @@ class StreamState:
         "_extra",
         "_id",
         "_model",
+        "_prompt_token_ids",
         "_seen",
         "_terminal",
         "_usage",
@@ -280,6 +308,7 @@ class StreamState:
         self._usage: dict[str, Any] | None = None
         self._extra: dict[str, Any] = {}
         self._error: dict[str, Any] | None = None
+        self._prompt_token_ids: Any = None
         self._dropped: list[str] = []
 
     @property
@@ -351,6 +380,8 @@ class StreamState:
         usage = chunk.get("usage")
         if isinstance(usage, dict):
             self._usage = usage
+        if self._prompt_token_ids is None:
+            self._prompt_token_ids = chunk.get("prompt_token_ids")
         if not _CHUNK_SKIP.issuperset(chunk):  # checked in C; built only when there are others
             _merge(self._extra, {k: v for k, v in chunk.items() if k not in _CHUNK_SKIP})
         self._seen = True
@@ -368,6 +399,8 @@ class StreamState:
             }
             if self._usage is not None:
                 response["usage"] = self._usage
+            if self._prompt_token_ids is not None:
+                response["prompt_token_ids"] = self._prompt_token_ids
             for key, value in self._extra.items():
                 response.setdefault(key, value)
         return StreamResult(

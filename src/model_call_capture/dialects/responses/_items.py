@@ -34,7 +34,7 @@ def _place(existing: Any, index: int, value: Any) -> list[Any]:
 class ItemState:
     """One output item being rebuilt: the item as last announced plus what deltas added."""
 
-    __slots__ = ("annotations", "done", "final_parts", "item", "parts", "texts")
+    __slots__ = ("annotations", "done", "final_parts", "item", "logprobs", "parts", "texts")
 
     def __init__(self, item: _Any) -> None:
         self.item = item
@@ -43,6 +43,8 @@ class ItemState:
         self.final_parts: set[tuple[str, int]] = set()
         self.texts: dict[tuple[str, str, int], TextParts] = {}
         self.annotations: dict[int, list[tuple[int, Any]]] = {}
+        self.logprobs: dict[int, list[Any]] = {}
+        """Output-text log-probs by content index, in the order the deltas sent them."""
 
     def build(self) -> _Any:
         """The item as far as it is known (the server's own item once it is done)."""
@@ -73,6 +75,9 @@ class ItemState:
                 listed = _place(listed, index, commands[index])
             action["commands"] = listed
             out["action"] = action
+        for content_index, logprobs in self.logprobs.items():
+            part = parts.setdefault(("content", content_index), {"type": "output_text", "text": ""})
+            part["logprobs"] = list(logprobs)
         for content_index, added in self.annotations.items():
             if ("content", content_index) in self.final_parts:
                 continue

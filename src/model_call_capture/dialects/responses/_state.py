@@ -34,6 +34,8 @@ _Any = dict[str, Any]
 _event_decoder = _decoder.event_decoder
 _SLOT_CLASSES = _slots.SLOT_CLASSES
 _PART_TEXT_FIELD = _slots.PART_TEXT_FIELD
+_TEXT_DELTA = _slots.SLOTS["response.output_text.delta"]
+_TEXT_DONE = _slots.SLOTS["response.output_text.done"]
 
 _LIFECYCLE: Final = {
     "response.created": None,
@@ -134,6 +136,8 @@ class StreamState:
                 typed.item_id,
                 str(typed.__struct_config__.tag),
             )
+            if (slot is _TEXT_DELTA or slot is _TEXT_DONE) and typed.logprobs:
+                self._on_logprobs(slot, typed.output_index, index, typed.logprobs)
             return
         # A final event carries the whole output: don't hold it twice while decoding it again.
         del typed
@@ -235,6 +239,7 @@ class StreamState:
             state.texts.clear()
             state.parts.clear()
             state.annotations.clear()
+            state.logprobs.clear()
 
     def _item_for(self, index: int, item_type: str, item_id: Any, kind: str) -> ItemState | None:
         state = self._items.get(index)
@@ -296,6 +301,17 @@ class StreamState:
             state.texts[key] = TextParts(value)
         else:
             fragments.append(value)
+
+    def _on_logprobs(self, slot: Slot, output_index: Any, index: Any, logprobs: list[Any]) -> None:
+        """Output-text log-probs: a delta's are appended in order, a done event's replace them."""
+        state = self._items.get(as_index(output_index))  # type: ignore[arg-type]
+        index = as_index(index)
+        if state is None or state.done or index is None:
+            return
+        if slot.append:
+            state.logprobs.setdefault(index, []).extend(logprobs)
+        else:
+            state.logprobs[index] = list(logprobs)
 
     def _on_annotation(self, payload: _Any) -> None:
         output_index = as_index(payload.get("output_index"))
