@@ -7,8 +7,9 @@ import statistics
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
-__all__ = ["Row", "format_table", "interleaved", "not_ready"]
+__all__ = ["Row", "format_table", "interleaved", "not_ready", "post_scope"]
 
 
 @dataclass
@@ -83,3 +84,25 @@ def format_table(rows: list[Row]) -> str:
         cells = [r.target_id, r.what, r.ours, r.baseline, r.ratio, r.target, verdict(r.met), r.note]
         lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
     return "\n".join(lines)
+
+
+def post_scope(path: str, body: bytes) -> dict[str, Any]:
+    """The ASGI scope of a JSON `POST path` with `body`, for calling an app in process."""
+    return {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": "POST",
+        "scheme": "http",
+        "path": path,
+        "raw_path": path.encode(),
+        "root_path": "",
+        "query_string": b"",
+        "headers": [
+            (b"content-type", b"application/json"),
+            (b"content-length", str(len(body)).encode()),
+        ],
+        "client": ("127.0.0.1", 1),
+        "server": ("127.0.0.1", 2),
+        "extensions": {},
+    }

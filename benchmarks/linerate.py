@@ -41,7 +41,7 @@ from model_call_capture.reassembly import StreamReassembler
 from model_call_capture.records import read_available_model_call_records
 from model_call_capture.store import CaptureStore
 
-from ._common import Row, interleaved, median, not_ready
+from ._common import Row, interleaved, median, not_ready, post_scope
 from ._stream_app import CHUNKS, stream_app, stream_chunks
 from .appends import _raw_append
 from .middleware import _Conn, _cpu_seconds, _request, _server, _throughput
@@ -147,24 +147,7 @@ def _over_http(tmp: str, http: str, loop: str, quick: bool) -> list[Row]:
 
 async def _call(app: Any, path: str, body: bytes) -> None:
     """One streamed call of `app` in process; the client stays connected."""
-    scope = {
-        "type": "http",
-        "asgi": {"version": "3.0"},
-        "http_version": "1.1",
-        "method": "POST",
-        "scheme": "http",
-        "path": path,
-        "raw_path": path.encode(),
-        "root_path": "",
-        "query_string": b"",
-        "headers": [
-            (b"content-type", b"application/json"),
-            (b"content-length", str(len(body)).encode()),
-        ],
-        "client": ("127.0.0.1", 1),
-        "server": ("127.0.0.1", 2),
-        "extensions": {},
-    }
+    scope = post_scope(path, body)
     received = False
 
     async def receive() -> dict[str, object]:

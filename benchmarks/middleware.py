@@ -34,7 +34,7 @@ from model_call_capture.demo.model_server import create_app
 from model_call_capture.middleware import CaptureMiddleware
 from model_call_capture.reassembly import StreamReassembler
 
-from ._common import Row, median, not_ready
+from ._common import Row, median, not_ready, post_scope
 from .appends import _LINE, _raw_append
 
 __all__ = ["run"]
@@ -314,24 +314,7 @@ async def _asgi_stream(app: Any, path: str) -> tuple[list[bytes], float]:
     """Call `app` in process with the benchmark's streaming request: the body chunks it sent,
     and the seconds from the call to its first body message."""
     body = _request("bench-chunks", True).split(b"\r\n\r\n", 1)[1]
-    scope = {
-        "type": "http",
-        "asgi": {"version": "3.0"},
-        "http_version": "1.1",
-        "method": "POST",
-        "scheme": "http",
-        "path": path,
-        "raw_path": path.encode(),
-        "root_path": "",
-        "query_string": b"",
-        "headers": [
-            (b"content-type", b"application/json"),
-            (b"content-length", str(len(body)).encode()),
-        ],
-        "client": ("127.0.0.1", 1),
-        "server": ("127.0.0.1", 2),
-        "extensions": {},
-    }
+    scope = post_scope(path, body)
     received = False
     chunks: list[bytes] = []
     first = 0.0
