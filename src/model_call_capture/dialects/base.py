@@ -9,6 +9,7 @@ names defined here, so adding a dialect means adding one package and one line in
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypeAlias, TypeVar
 
@@ -30,6 +31,7 @@ __all__ = [
     "StreamState",
     "Terminal",
     "Turn",
+    "content_parts",
     "decode_view",
     "escaped_ascii",
     "request_model",
@@ -255,6 +257,40 @@ def request_model(request: Payload) -> Any:
     """The request's `model` member as it is (unchecked), None when absent."""
     view = decode_view(request, _request_view)
     return None if view is None else view.model
+
+
+def content_parts(
+    content: object,
+    text_kinds: Collection[str | None],
+    attachment_kinds: Collection[str],
+    describe_attachment: Callable[[dict[str, Any]], str],
+) -> list[Part]:
+    """A message's `content` (a string or a list of typed parts) as `Part`s.
+
+    A part whose `type` is in `text_kinds` is text (`None` there: an untyped part with a
+    `text` member is too); one in `attachment_kinds` is named by `describe_attachment`,
+    never carried with its bytes; a refusal is text named `refusal`; anything else is
+    kept as its JSON text. Hostile content never raises.
+    """
+    if content is None or content == "":
+        return []
+    if not isinstance(content, list):
+        return [Part("text", text_of(content))]
+    parts = []
+    for item in content:
+        if not isinstance(item, dict):
+            parts.append(Part("text", text_of(item)))
+            continue
+        kind = item.get("type")
+        if kind in text_kinds and (kind is not None or "text" in item):
+            parts.append(Part("text", text_of(item.get("text"))))
+        elif kind == "refusal":
+            parts.append(Part("text", text_of(item.get("refusal")), name="refusal"))
+        elif kind in attachment_kinds:
+            parts.append(Part("attachment", describe_attachment(item), name=str(kind)))
+        else:
+            parts.append(Part("other", text_of(item), name=text_of(kind)))
+    return parts
 
 
 def text_of(value: object) -> str:

@@ -9,31 +9,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..base import Part, Turn, text_of
+from ..base import Part, Turn, content_parts, text_of
 
 __all__ = ["request_turns", "response_turns"]
 
 
+_TEXT_KINDS = ("text", None)
+_ATTACHMENTS = ("image_url", "input_audio", "file", "image", "audio")
+
+
 def _content_parts(content: object) -> list[Part]:
-    if content is None or content == "":
-        return []
-    if not isinstance(content, list):
-        return [Part("text", text_of(content))]
-    parts = []
-    for item in content:
-        if not isinstance(item, dict):
-            parts.append(Part("text", text_of(item)))
-            continue
-        kind = item.get("type")
-        if kind == "text" or (kind is None and "text" in item):
-            parts.append(Part("text", text_of(item.get("text"))))
-        elif kind == "refusal":
-            parts.append(Part("text", text_of(item.get("refusal")), name="refusal"))
-        elif kind in ("image_url", "input_audio", "file", "image", "audio"):
-            parts.append(Part("attachment", _attachment(item), name=str(kind)))
-        else:
-            parts.append(Part("other", text_of(item), name=text_of(kind)))
-    return parts
+    return content_parts(content, _TEXT_KINDS, _ATTACHMENTS, _attachment)
 
 
 def _attachment(item: dict[str, Any]) -> str:
