@@ -12,6 +12,7 @@ import threading
 
 import pytest
 
+from conftest import require_capability
 from model_call_capture import _codec
 
 M_TOP_PAD, M_MMAP_THRESHOLD = -2, -3
@@ -89,7 +90,11 @@ def test_an_allocator_the_user_tuned_is_left_alone(monkeypatch: pytest.MonkeyPat
 
 def test_the_real_mallopt_accepts_the_settings() -> None:
     mallopt = _codec._mallopt()
-    if mallopt is None:
-        pytest.skip("not glibc, or the allocator is tuned by the environment")
+    require_capability(
+        "glibc's mallopt",
+        mallopt is not None,
+        "not glibc, or the allocator is tuned by the environment",
+    )
+    assert mallopt is not None
     assert mallopt(M_TOP_PAD, 16 << 20) == 1  # glibc returns 1 on success
     assert mallopt(M_TOP_PAD, 128 * 1024) == 1

@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from syrupy.assertion import SnapshotAssertion
 
-from conftest import FULL_GYM_REFERENCE, needs_full_gym_reference
+from conftest import FULL_GYM_REFERENCE, needs_full_gym_reference, require_capability
 from model_call_capture import _codec
 from model_call_capture.contracts import (
     CaptureLine,
@@ -409,8 +409,11 @@ def test_the_schema_1_1_fields_gym_wrote_are_read(
     gym_reference_dir: Path, rollout: str, expected: tuple[Any, ...]
 ) -> None:
     store = CaptureStore(gym_reference_dir / "routing")
-    if not store.path(rollout).exists():
-        pytest.skip(f"routing/{rollout} is not in the sample; the full reference has it")
+    require_capability(
+        "the full Gym reference",
+        store.path(rollout).exists(),
+        f"routing/{rollout} is not in the sample; the full reference has it",
+    )
     records, invalid = read_available_model_call_records(store, rollout)
     assert invalid == 0
     (r,) = records
