@@ -3,8 +3,10 @@
 The state does not decode chunks into the wire types: it decodes each chunk with msgspec
 into plain JSON values and merges those, so every field a provider adds
 (`reasoning_details`, `x_groq`, Azure's `content_filter_results`, ...) survives into the
-reassembled object and one mistyped field never costs the whole chunk. Merge rules for
-the fields of a delta:
+reassembled object and one mistyped field never costs the whole chunk. (The common chunk,
+ids and one delta of text, is first tried on a typed path, `_fast`, which ends exactly
+where this general path would.) The merge rules live with the choice being built
+(`_choice`); for the fields of a delta:
 
 - text (`content`, `refusal`, `reasoning_content`, `reasoning`, `arguments`, `text`, ...)
   is concatenated;
@@ -34,26 +36,12 @@ from typing import Any
 
 from ..._codec import decode_object
 from ...sse import SseEvent
-from .._text import TextParts
 from ..base import StreamResult, Terminal, escaped_ascii
+from . import _fast
+from ._choice import ChoiceState, merge, note
 
 __all__ = ["END_MARKER_LEN", "StreamState", "may_end", "new_stream_state"]
 
-
-_CONCAT = frozenset(
-    {
-        "content",
-        "refusal",
-        "reasoning_content",
-        "reasoning",
-        "arguments",
-        "text",
-        "data",
-        "transcript",
-        "summary",
-    }
-)
-"""Delta fields whose fragments are concatenated; every other string keeps its first value."""
 
 _CHUNK_SKIP = frozenset(
     {
@@ -70,212 +58,6 @@ _CHUNK_SKIP = frozenset(
 )
 """Chunk fields merged by hand (or per-chunk padding that means nothing once joined)."""
 
-_CHOICE_KNOWN = frozenset({"index", "delta", "finish_reason", "logprobs", "token_ids"})
-"""Choice fields handled by hand; any other is merged into the choice as it comes."""
-
-_MAX_DROPPED = 32
-
-
-def _merge(acc: dict[str, Any], delta: dict[str, Any]) -> None:
-    """Merge one delta object into the accumulated one, by the rules in the module docstring."""
-    for key, value in delta.items():
-        if value is None:
-            acc.setdefault(key, None)
-            continue
-        old = acc.get(key)
-        if old is None:
-            if isinstance(value, list):
-                acc[key] = []
-                _merge_list(acc[key], value)
-            elif isinstance(value, dict):
-                acc[key] = {}
-                _merge(acc[key], value)
-            else:
-                acc[key] = value
-        elif isinstance(value, str):
-            if isinstance(old, str) and key in _CONCAT:
-                acc[key] = old + value
-            elif not old and value:
-                acc[key] = value
-        elif isinstance(value, dict) and isinstance(old, dict):
-            _merge(old, value)
-        elif isinstance(value, list) and isinstance(old, list):
-            _merge_list(old, value)
-        else:
-            acc[key] = value
-
-
-def _merge_list(acc: list[Any], values: list[Any]) -> None:
-    """Entries with an integer `index` merge into the entry of that index; others are appended."""
-    for value in values:
-        index = value.get("index") if isinstance(value, dict) else None
-        if isinstance(index, int) and not isinstance(index, bool):
-            for entry in acc:
-                if isinstance(entry, dict) and entry.get("index") == index:
-                    _merge(entry, value)
-                    break
-            else:
-                entry = {}
-                _merge(entry, value)
-                acc.append(entry)
-        else:
-            acc.append(value)
-
-
-class _Choice:
-    """One choice being built: text fields grow in `TextParts`, joined at the end."""
-
-    __slots__ = (
-        "extra",
-        "finish_reason",
-        "index",
-        "logprobs",
-        "message_extra",
-        "parts",
-        "role",
-        "token_ids",
-        "tool_calls",
-    )
-
-    def __init__(self, index: int) -> None:
-        self.index = index
-        self.role: str | None = None
-        self.parts: dict[str, TextParts | None] = {}
-        """Text fields by name; None while the server sent only null for the field."""
-        self.tool_calls: dict[int, dict[str, Any]] = {}
-        self.message_extra: dict[str, Any] = {}
-        self.logprobs: dict[str, Any] | None = None
-        self.finish_reason: str | None = None
-        self.token_ids: list[Any] | None = None
-        self.extra: dict[str, Any] = {}
-
-    def feed(self, choice: dict[str, Any], dropped: list[str]) -> None:
-        delta = choice.get("delta")
-        if isinstance(delta, dict):
-            self._feed_delta(delta, dropped)
-        elif delta is not None:
-            _note(dropped, f"choice {self.index}: delta is not an object")
-        finish = choice.get("finish_reason")
-        if isinstance(finish, str) and finish:
-            self.finish_reason = finish
-        logprobs = choice.get("logprobs")
-        if isinstance(logprobs, dict):
-            if self.logprobs is None:
-                self.logprobs = {}
-            for key, value in logprobs.items():
-                if isinstance(value, list):
-                    self.logprobs.setdefault(key, [])
-                    if not isinstance(self.logprobs[key], list):
-                        self.logprobs[key] = []
-                    self.logprobs[key].extend(value)
-                else:
-                    self.logprobs.setdefault(key, value)
-        token_ids = choice.get("token_ids")
-        if token_ids is not None:
-            if self.token_ids is None:
-                self.token_ids = []
-            if isinstance(token_ids, list):
-                self.token_ids += token_ids
-            else:
-                self.token_ids.append(token_ids)
-        if not _CHOICE_KNOWN.issuperset(choice):  # checked in C; built only when there are others
-            _merge(self.extra, {k: v for k, v in choice.items() if k not in _CHOICE_KNOWN})
-
-    def _feed_delta(self, delta: dict[str, Any], dropped: list[str]) -> None:
-        for key, value in delta.items():
-            if key == "role":
-                if isinstance(value, str) and value and not self.role:
-                    self.role = value
-            elif key == "tool_calls":
-                if isinstance(value, list):
-                    for call in value:
-                        self._feed_tool_call(call, dropped)
-                elif value is not None:
-                    _note(dropped, f"choice {self.index}: tool_calls is not a list")
-            elif key in _CONCAT and (value is None or isinstance(value, str)):
-                parts = self.parts.get(key)
-                if value is None:
-                    self.parts.setdefault(key, None)
-                elif parts is None:
-                    self.parts[key] = TextParts(value)
-                else:
-                    parts.append(value)
-            else:
-                _merge(self.message_extra, {key: value})
-
-    def _feed_tool_call(self, call: object, dropped: list[str]) -> None:
-        if not isinstance(call, dict):
-            _note(dropped, f"choice {self.index}: tool call fragment is not an object")
-            return
-        index = call.get("index")
-        if not isinstance(index, int) or isinstance(index, bool):
-            # No index (some compatible servers): a new id starts a new call, else continue the last.
-            call_id = call.get("id")
-            known = {c.get("id") for c in self.tool_calls.values()}
-            if self.tool_calls and (not call_id or call_id in known):
-                index = max(self.tool_calls)
-            else:
-                index = max(self.tool_calls, default=-1) + 1
-        entry = self.tool_calls.get(index)
-        if entry is None:
-            entry = self.tool_calls[index] = {"_args": TextParts()}
-        for key, value in call.items():
-            if key == "index":
-                continue
-            if key == "function" and isinstance(value, dict):
-                fn = entry.get("function")
-                if not isinstance(fn, dict):
-                    fn = entry["function"] = {}
-                for fkey, fvalue in value.items():
-                    if fkey == "arguments" and isinstance(fvalue, str):
-                        entry["_args"].append(fvalue)
-                    else:
-                        _merge(fn, {fkey: fvalue})
-            else:
-                _merge(entry, {key: value})
-
-    def build(self) -> dict[str, Any]:
-        message: dict[str, Any] = {"role": self.role or "assistant", "content": None}
-        for key, parts in self.parts.items():
-            message[key] = None if parts is None else parts.value()
-        for key, value in self.message_extra.items():
-            message.setdefault(key, value)
-        if self.tool_calls:
-            calls = []
-            for index in sorted(self.tool_calls):
-                entry = self.tool_calls[index]
-                fn = entry.get("function")
-                function = dict(fn) if isinstance(fn, dict) else {}
-                function["arguments"] = entry["_args"].value()
-                call = {
-                    "id": entry.get("id"),
-                    "type": entry.get("type") or "function",
-                    "function": function,
-                }
-                for key, value in entry.items():
-                    if key != "_args":
-                        call.setdefault(key, value)
-                calls.append(call)
-            message["tool_calls"] = calls
-        choice: dict[str, Any] = {
-            "index": self.index,
-            "message": message,
-            "logprobs": self.logprobs,
-            "finish_reason": self.finish_reason,
-        }
-        if self.token_ids is not None:
-            choice["token_ids"] = self.token_ids
-        for key, value in self.extra.items():
-            choice.setdefault(key, value)
-        return choice
-
-
-def _note(dropped: list[str], note: str) -> None:
-    if len(dropped) < _MAX_DROPPED:
-        dropped.append(note)
-    elif len(dropped) == _MAX_DROPPED:
-        dropped.append("further drops not listed")
-
 
 def _error_payload(value: object) -> dict[str, Any]:
     return value if isinstance(value, dict) else {"message": value}
@@ -291,6 +73,7 @@ class StreamState:
         "_error",
         "_extra",
         "_id",
+        "_misses",
         "_model",
         "_prompt_token_ids",
         "_seen",
@@ -304,12 +87,14 @@ class StreamState:
         self._id: str | None = None
         self._model: str | None = None
         self._created: int | None = None
-        self._choices: dict[int, _Choice] = {}
+        self._choices: dict[int, ChoiceState] = {}
         self._usage: dict[str, Any] | None = None
         self._extra: dict[str, Any] = {}
         self._error: dict[str, Any] | None = None
         self._prompt_token_ids: Any = None
         self._dropped: list[str] = []
+        self._misses = 0
+        """Chunks in a row the typed path refused (`_fast`); at `_fast.MISSES` it is not tried."""
 
     @property
     def terminal(self) -> Terminal | None:
@@ -321,7 +106,7 @@ class StreamState:
         try:
             self._feed(event)
         except Exception as exc:  # a bug must not cost the capture: note it and go on
-            _note(self._dropped, f"event not used ({type(exc).__name__}: {exc})")
+            note(self._dropped, f"event not used ({type(exc).__name__}: {exc})")
 
     def _feed(self, event: SseEvent) -> None:
         data = event.data
@@ -330,8 +115,13 @@ class StreamState:
                 self._terminal = "complete"
             return
         if self._terminal == "complete":
-            _note(self._dropped, "data after [DONE] ignored")
+            note(self._dropped, "data after [DONE] ignored")
             return
+        if self._misses < _fast.MISSES and event.event != "error":
+            if _fast.take(self, data):
+                self._misses = 0
+                return
+            self._misses += 1
         chunk = decode_object(data)
         if event.event == "error":
             if self._error is None:
@@ -341,7 +131,7 @@ class StreamState:
             self._terminal = "error"
             return
         if chunk is None:
-            _note(self._dropped, f"data is not a JSON object: {_text(data)[:80]!r}")
+            note(self._dropped, f"data is not a JSON object: {_text(data)[:80]!r}")
             return
         error = chunk.get("error")
         if error is not None:
@@ -369,21 +159,21 @@ class StreamState:
             for choice in choices:
                 index = choice.get("index") if isinstance(choice, dict) else None
                 if not isinstance(index, int) or isinstance(index, bool) or index < 0:
-                    _note(dropped, "choice without an integer index")
+                    note(dropped, "choice without an integer index")
                     continue
                 state = self._choices.get(index)
                 if state is None:
-                    state = self._choices[index] = _Choice(index)
+                    state = self._choices[index] = ChoiceState(index)
                 state.feed(choice, dropped)
         elif choices is not None:
-            _note(dropped, "choices is not a list")
+            note(dropped, "choices is not a list")
         usage = chunk.get("usage")
         if isinstance(usage, dict):
             self._usage = usage
         if self._prompt_token_ids is None:
             self._prompt_token_ids = chunk.get("prompt_token_ids")
         if not _CHUNK_SKIP.issuperset(chunk):  # checked in C; built only when there are others
-            _merge(self._extra, {k: v for k, v in chunk.items() if k not in _CHUNK_SKIP})
+            merge(self._extra, {k: v for k, v in chunk.items() if k not in _CHUNK_SKIP})
         self._seen = True
 
     def result(self) -> StreamResult:

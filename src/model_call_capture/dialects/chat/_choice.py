@@ -1,0 +1,236 @@
+"""One choice of a Chat Completions stream being built, and the merge rules of its deltas.
+
+The rules are those of `_stream`'s module docstring: text members are concatenated, other
+strings keep their first non-empty value, numbers and booleans their last non-null one,
+lists with an integer `index` merge entry by entry.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .._text import TextParts
+
+__all__ = ["ChoiceState", "merge", "note"]
+
+_CONCAT = frozenset(
+    {
+        "content",
+        "refusal",
+        "reasoning_content",
+        "reasoning",
+        "arguments",
+        "text",
+        "data",
+        "transcript",
+        "summary",
+    }
+)
+"""Delta fields whose fragments are concatenated; every other string keeps its first value."""
+
+
+_CHOICE_KNOWN = frozenset({"index", "delta", "finish_reason", "logprobs", "token_ids"})
+"""Choice fields handled by hand; any other is merged into the choice as it comes."""
+
+_MAX_DROPPED = 32
+
+
+def merge(acc: dict[str, Any], delta: dict[str, Any]) -> None:
+    """Merge one delta object into the accumulated one, by the rules in the module docstring."""
+    for key, value in delta.items():
+        if value is None:
+            acc.setdefault(key, None)
+            continue
+        old = acc.get(key)
+        if old is None:
+            if isinstance(value, list):
+                acc[key] = []
+                merge_list(acc[key], value)
+            elif isinstance(value, dict):
+                acc[key] = {}
+                merge(acc[key], value)
+            else:
+                acc[key] = value
+        elif isinstance(value, str):
+            if isinstance(old, str) and key in _CONCAT:
+                acc[key] = old + value
+            elif not old and value:
+                acc[key] = value
+        elif isinstance(value, dict) and isinstance(old, dict):
+            merge(old, value)
+        elif isinstance(value, list) and isinstance(old, list):
+            merge_list(old, value)
+        else:
+            acc[key] = value
+
+
+def merge_list(acc: list[Any], values: list[Any]) -> None:
+    """Entries with an integer `index` merge into the entry of that index; others are appended."""
+    for value in values:
+        index = value.get("index") if isinstance(value, dict) else None
+        if isinstance(index, int) and not isinstance(index, bool):
+            for entry in acc:
+                if isinstance(entry, dict) and entry.get("index") == index:
+                    merge(entry, value)
+                    break
+            else:
+                entry = {}
+                merge(entry, value)
+                acc.append(entry)
+        else:
+            acc.append(value)
+
+
+class ChoiceState:
+    """One choice being built: text fields grow in `TextParts`, joined at the end."""
+
+    __slots__ = (
+        "extra",
+        "finish_reason",
+        "index",
+        "logprobs",
+        "message_extra",
+        "parts",
+        "role",
+        "token_ids",
+        "tool_calls",
+    )
+
+    def __init__(self, index: int) -> None:
+        self.index = index
+        self.role: str | None = None
+        self.parts: dict[str, TextParts | None] = {}
+        """Text fields by name; None while the server sent only null for the field."""
+        self.tool_calls: dict[int, dict[str, Any]] = {}
+        self.message_extra: dict[str, Any] = {}
+        self.logprobs: dict[str, Any] | None = None
+        self.finish_reason: str | None = None
+        self.token_ids: list[Any] | None = None
+        self.extra: dict[str, Any] = {}
+
+    def feed(self, choice: dict[str, Any], dropped: list[str]) -> None:
+        delta = choice.get("delta")
+        if isinstance(delta, dict):
+            self._feed_delta(delta, dropped)
+        elif delta is not None:
+            note(dropped, f"choice {self.index}: delta is not an object")
+        finish = choice.get("finish_reason")
+        if isinstance(finish, str) and finish:
+            self.finish_reason = finish
+        logprobs = choice.get("logprobs")
+        if isinstance(logprobs, dict):
+            if self.logprobs is None:
+                self.logprobs = {}
+            for key, value in logprobs.items():
+                if isinstance(value, list):
+                    self.logprobs.setdefault(key, [])
+                    if not isinstance(self.logprobs[key], list):
+                        self.logprobs[key] = []
+                    self.logprobs[key].extend(value)
+                else:
+                    self.logprobs.setdefault(key, value)
+        token_ids = choice.get("token_ids")
+        if token_ids is not None:
+            if self.token_ids is None:
+                self.token_ids = []
+            if isinstance(token_ids, list):
+                self.token_ids += token_ids
+            else:
+                self.token_ids.append(token_ids)
+        if not _CHOICE_KNOWN.issuperset(choice):  # checked in C; built only when there are others
+            merge(self.extra, {k: v for k, v in choice.items() if k not in _CHOICE_KNOWN})
+
+    def _feed_delta(self, delta: dict[str, Any], dropped: list[str]) -> None:
+        for key, value in delta.items():
+            if key == "role":
+                if isinstance(value, str) and value and not self.role:
+                    self.role = value
+            elif key == "tool_calls":
+                if isinstance(value, list):
+                    for call in value:
+                        self._feed_tool_call(call, dropped)
+                elif value is not None:
+                    note(dropped, f"choice {self.index}: tool_calls is not a list")
+            elif key in _CONCAT and (value is None or isinstance(value, str)):
+                parts = self.parts.get(key)
+                if value is None:
+                    self.parts.setdefault(key, None)
+                elif parts is None:
+                    self.parts[key] = TextParts(value)
+                else:
+                    parts.append(value)
+            else:
+                merge(self.message_extra, {key: value})
+
+    def _feed_tool_call(self, call: object, dropped: list[str]) -> None:
+        if not isinstance(call, dict):
+            note(dropped, f"choice {self.index}: tool call fragment is not an object")
+            return
+        index = call.get("index")
+        if not isinstance(index, int) or isinstance(index, bool):
+            # No index (some compatible servers): a new id starts a new call, else continue the last.
+            call_id = call.get("id")
+            known = {c.get("id") for c in self.tool_calls.values()}
+            if self.tool_calls and (not call_id or call_id in known):
+                index = max(self.tool_calls)
+            else:
+                index = max(self.tool_calls, default=-1) + 1
+        entry = self.tool_calls.get(index)
+        if entry is None:
+            entry = self.tool_calls[index] = {"_args": TextParts()}
+        for key, value in call.items():
+            if key == "index":
+                continue
+            if key == "function" and isinstance(value, dict):
+                fn = entry.get("function")
+                if not isinstance(fn, dict):
+                    fn = entry["function"] = {}
+                for fkey, fvalue in value.items():
+                    if fkey == "arguments" and isinstance(fvalue, str):
+                        entry["_args"].append(fvalue)
+                    else:
+                        merge(fn, {fkey: fvalue})
+            else:
+                merge(entry, {key: value})
+
+    def build(self) -> dict[str, Any]:
+        message: dict[str, Any] = {"role": self.role or "assistant", "content": None}
+        for key, parts in self.parts.items():
+            message[key] = None if parts is None else parts.value()
+        for key, value in self.message_extra.items():
+            message.setdefault(key, value)
+        if self.tool_calls:
+            calls = []
+            for index in sorted(self.tool_calls):
+                entry = self.tool_calls[index]
+                fn = entry.get("function")
+                function = dict(fn) if isinstance(fn, dict) else {}
+                function["arguments"] = entry["_args"].value()
+                call = {
+                    "id": entry.get("id"),
+                    "type": entry.get("type") or "function",
+                    "function": function,
+                }
+                for key, value in entry.items():
+                    if key != "_args":
+                        call.setdefault(key, value)
+                calls.append(call)
+            message["tool_calls"] = calls
+        choice: dict[str, Any] = {
+            "index": self.index,
+            "message": message,
+            "logprobs": self.logprobs,
+            "finish_reason": self.finish_reason,
+        }
+        if self.token_ids is not None:
+            choice["token_ids"] = self.token_ids
+        for key, value in self.extra.items():
+            choice.setdefault(key, value)
+        return choice
+
+
+def note(dropped: list[str], note: str) -> None:
+    if len(dropped) < _MAX_DROPPED:
+        dropped.append(note)
+    elif len(dropped) == _MAX_DROPPED:
+        dropped.append("further drops not listed")

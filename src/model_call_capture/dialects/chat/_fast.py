@@ -1,0 +1,164 @@
+"""The common Chat Completions chunk, taken without building its dicts.
+
+Most chunks of a chat stream are the same small object: ids, one choice, a delta of text.
+`StreamState` first decodes a chunk into the typed `_Chunk` below, which accepts only
+that shape (`forbid_unknown_fields`: any other member, type or negative index is refused
+in C), and applies it with the same rules as its general path. A chunk the shape refuses
+goes to the general path (plain JSON values merged by hand), which alone defines the
+result: for every chunk this path takes, the state ends exactly as the general path
+leaves it, dict key order included (`tests/dialects/test_chat_fast.py` compares the two
+on every corpus stream and on generated ones). A stream whose chunks keep being refused
+stops being tried (`MISSES`), so it pays the refused attempt only a few times.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated, Any
+
+import msgspec
+from msgspec import UNSET, UnsetType
+
+from .._text import TextParts
+from ._choice import ChoiceState, merge
+
+if TYPE_CHECKING:
+    from ._stream import StreamState
+
+__all__ = ["MISSES", "take"]
+
+MISSES = 4
+"""Refused chunks in a row after which a stream goes to the general path only."""
+
+
+class _Delta(msgspec.Struct, forbid_unknown_fields=True, gc=False):
+    role: str | None | UnsetType = UNSET
+    content: str | None | UnsetType = UNSET
+    reasoning_content: str | None | UnsetType = UNSET
+    reasoning: str | None | UnsetType = UNSET
+
+
+class _Choice(msgspec.Struct, forbid_unknown_fields=True, gc=False):
+    index: Annotated[int, msgspec.Meta(ge=0)]
+    delta: _Delta | UnsetType = UNSET
+    finish_reason: str | None = None
+    logprobs: None = None
+
+
+class _Chunk(msgspec.Struct, forbid_unknown_fields=True, gc=False):
+    id: str | UnsetType = UNSET
+    object: Any = UNSET
+    created: int | UnsetType = UNSET
+    model: str | UnsetType = UNSET
+    choices: list[_Choice] | UnsetType = UNSET
+    usage: dict[str, Any] | None | UnsetType = UNSET
+    system_fingerprint: str | None | UnsetType = UNSET
+    service_tier: str | None | UnsetType = UNSET
+    obfuscation: Any = UNSET
+
+
+_decoder = msgspec.json.Decoder(_Chunk)
+
+
+def take(state: StreamState, data: bytes) -> bool:
+    """Apply the chunk `data` to `state` when it has the common shape; False (state untouched) if not."""
+    try:
+        chunk = _decoder.decode(data)
+    except (msgspec.ValidationError, msgspec.DecodeError, UnicodeDecodeError, RecursionError):
+        return False
+    choices = chunk.choices
+    extra = state._extra
+    fingerprint, tier = chunk.system_fingerprint, chunk.service_tier
+    if (
+        fingerprint is not UNSET
+        and tier is not UNSET
+        and "system_fingerprint" not in extra
+        and "service_tier" not in extra
+    ) or (choices is not UNSET and not _ordered(state, choices)):
+        return False
+    if not state._id and chunk.id is not UNSET and chunk.id:
+        state._id = chunk.id
+    if not state._model and chunk.model is not UNSET and chunk.model:
+        state._model = chunk.model
+    if not state._created and chunk.created is not UNSET and chunk.created:
+        state._created = chunk.created
+    if choices is not UNSET:
+        states = state._choices
+        for choice in choices:
+            target = states.get(choice.index)
+            if target is None:
+                target = states[choice.index] = ChoiceState(choice.index)
+            delta = choice.delta
+            if delta is not UNSET:
+                if delta.role and not target.role:
+                    target.role = delta.role
+                parts = target.parts
+                content = delta.content
+                if content is not UNSET:
+                    if content is None:
+                        parts.setdefault("content", None)
+                    else:
+                        old = parts.get("content")
+                        if old is None:
+                            parts["content"] = TextParts(content)
+                        else:
+                            old.append(content)
+                if delta.reasoning_content is not UNSET:
+                    _text(parts, "reasoning_content", delta.reasoning_content)
+                if delta.reasoning is not UNSET:
+                    _text(parts, "reasoning", delta.reasoning)
+            if choice.finish_reason:
+                target.finish_reason = choice.finish_reason
+    if chunk.usage is not UNSET and chunk.usage is not None:
+        state._usage = chunk.usage
+    if fingerprint is not UNSET:
+        _first(extra, "system_fingerprint", fingerprint)
+    if tier is not UNSET:
+        _first(extra, "service_tier", tier)
+    state._seen = True
+    return True
+
+
+def _text(parts: dict[str, TextParts | None], key: str, value: str | None) -> None:
+    """A text member of a delta, as `ChoiceState` takes it."""
+    old = parts.get(key)
+    if value is None:
+        parts.setdefault(key, None)
+    elif old is None:
+        parts[key] = TextParts(value)
+    else:
+        old.append(value)
+
+
+def _first(extra: dict[str, Any], key: str, value: str | None) -> None:
+    """A string member of the chunk kept beside the response: its first non-empty value."""
+    old = extra.get(key)
+    if not (isinstance(old, str) and old):
+        merge(extra, {key: value})
+
+
+def _ordered(state: StreamState, choices: list[_Choice]) -> bool:
+    """False when a choice's delta brings two new text members (or a choice comes twice).
+
+    The general path adds new keys in the chunk's own order, which the typed chunk does
+    not keep; one new key per dict is placed the same either way.
+    """
+    if len(choices) > 1 and len({choice.index for choice in choices}) < len(choices):
+        return False  # two entries for one choice: left to the general path
+    for choice in choices:
+        delta = choice.delta
+        if delta is UNSET or (delta.reasoning_content is UNSET and delta.reasoning is UNSET):
+            continue  # at most `content`: one new key at most
+        present = [
+            key
+            for key, value in (
+                ("content", delta.content),
+                ("reasoning_content", delta.reasoning_content),
+                ("reasoning", delta.reasoning),
+            )
+            if value is not UNSET
+        ]
+        target = state._choices.get(choice.index)
+        parts = target.parts if target is not None else {}
+        if sum(key not in parts for key in present) > 1:
+            return False
+    return True
