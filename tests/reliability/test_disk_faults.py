@@ -114,7 +114,7 @@ def _truncated_chat_stream(deltas: int) -> bytes:
 
 
 def test_a_full_temporary_directory_for_real_costs_only_the_raw_text(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, figures: list[Figure]
 ) -> None:
     # The raw text of a failed 2 MB stream is spilled to the temporary directory past 1 MiB
     # in memory (middleware/_raw.py); a 256 KB tmpfs there fills up during the first write.
@@ -152,6 +152,17 @@ def test_a_full_temporary_directory_for_real_costs_only_the_raw_text(
         assert lines[0]["response"]["choices"][0]["message"]["content"] == "word " * 14_000
         free = os.statvfs(spill_dir)
         assert free.f_bfree == free.f_blocks  # every spill file was closed: its blocks are back
+    figures.append(
+        Figure(
+            "temporary directory full (ENOSPC) while a stream's raw text is spilled",
+            "real: 256 KB tmpfs as the temporary directory, 2 MB streams that fail",
+            3,
+            len(lines),
+            0,
+            "every call answered byte for byte; each line whole but for its raw text, with a "
+            "`raw_text_spill_failed` gap; the spill files' blocks freed",
+        )
+    )
 
 
 # The store's modules that call `os`: a fault is injected into all of them, as into one.

@@ -84,20 +84,20 @@ class RawText(bytearray):
 
     def read(self) -> bytearray:
         """The whole text: the file's bytes, then those in memory; raises `OSError`."""
-        text = bytearray(self.spilled + len(self))
-        view = memoryview(text)
         file = self._file
-        if self.spilled:
-            if file is None:
-                raise OSError(errno.EBADF, "the temporary file was closed")
-            file.seek(0)
-            done = 0
-            while done < self.spilled:
-                got = file.readinto(view[done : self.spilled])
-                if not got:
-                    raise OSError(errno.EIO, "the temporary file is shorter than what was written")
-                done += got
-        view[self.spilled :] = self
+        if self.spilled and file is None:
+            raise OSError(errno.EBADF, "the temporary file was closed")
+        text = bytearray(self.spilled + len(self))
+        with memoryview(text) as view:
+            if file is not None and self.spilled:
+                file.seek(0)
+                done = 0
+                while done < self.spilled:
+                    got = file.readinto(view[done : self.spilled])
+                    if not got:
+                        raise OSError(errno.EIO, "the temporary file is shorter than written")
+                    done += got
+            view[self.spilled :] = self
         return text
 
     def close(self) -> None:
