@@ -7,8 +7,9 @@ the part in memory, which the call appends each chunk to with `+=` (the same C c
 for a plain `bytearray`, so the chunk path pays nothing for the spill), and the part
 before it in an anonymous file. The call (`_call._beyond`, which runs once per block of
 bytes, not per chunk) moves the part in memory to the file before it would pass
-`MEMORY_BYTES`: one `write` per megabyte of stream, and a stream shorter than that never
-opens a file. In memory there is at most `MEMORY_BYTES`, or one decoded chunk when a chunk
+`MEMORY_BYTES`: one `write` per megabyte of stream, on the event loop thread (a write
+into the page cache; docs/performance.md, target 5, has what it costs), and a stream
+shorter than that never opens a file. In memory there is at most `MEMORY_BYTES`, or one decoded chunk when a chunk
 is bigger (until the next chunk). When the line needs the text (a failed stream, or
 `always`) it is read back whole in the writer's worker thread (`read_back`), bounded by
 `capture_max_bytes` like everything the call keeps; otherwise the file is closed and its
