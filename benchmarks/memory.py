@@ -4,9 +4,10 @@ Each dialect's generated stream is captured in a fresh process, once with captur
 once with capture off (same app, same middleware): the added peak RSS is on minus off,
 against the size of the reassembled response object (measured with `sys.getsizeof` over
 the decoded object) + 5 MB. The headline row uses the default configuration, which keeps
-the raw stream in memory until the call ends (`capture_stream_raw: on_failure`) and cuts
-a payload at the default byte cap, so its stream is one under that cap; the row beside it
-uses the configuration the budget was met with (`never`, cap lifted) on a 100 MB stream.
+the raw stream until the call ends (`capture_stream_raw: on_failure`; in memory up to
+1 MiB, the rest spilled to a temporary file, `middleware/_raw.py`) and cuts a payload at
+the default byte cap, so its stream is one under that cap; the row beside it uses the
+configuration the budget was first met with (`never`, cap lifted) on a 100 MB stream.
 """
 
 from __future__ import annotations

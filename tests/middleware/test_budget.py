@@ -61,6 +61,27 @@ def test_dropping_a_copy_lets_the_same_reservation_keep_more() -> None:
     assert share.limit == 3 * BLOCK and budget.grow(share, BLOCK, 1)
 
 
+def test_a_spilled_share_holds_one_copy_and_a_fixed_part_until_read_back() -> None:
+    budget = MemoryBudget(100 * BLOCK)
+    share = Share(3)
+    assert budget.grow(share, 0, 10 * BLOCK)
+    assert (share.held, share.limit) == (30 * BLOCK, 10 * BLOCK)
+    share.reweigh(1, 4 * BLOCK)  # spilled: the reassembly once, 4 blocks still in memory
+    assert (share.held, share.limit) == (30 * BLOCK, 26 * BLOCK)
+    assert budget.grow(share, 26 * BLOCK, 1)  # one byte past it: one more block
+    assert (share.held, share.limit, budget.used) == (31 * BLOCK, 27 * BLOCK, 31 * BLOCK)
+    share.reweigh(3)  # read back for the line: three copies of the 27 blocks kept
+    assert share.limit == 31 * BLOCK // 3
+    assert budget.grow(share, 27 * BLOCK, 0)
+    assert (share.held, share.limit, budget.used) == (81 * BLOCK, 27 * BLOCK, 81 * BLOCK)
+    small = MemoryBudget(40 * BLOCK)
+    other = Share(1)
+    assert small.grow(other, 0, 30 * BLOCK)
+    other.reweigh(3)
+    assert not small.grow(other, 30 * BLOCK, 0)  # 90 blocks do not fit in 40
+    assert small.used == 30 * BLOCK
+
+
 def test_a_budget_of_zero_keeps_nothing() -> None:
     assert not MemoryBudget(0).grow(Share(1), 0, 1)
 

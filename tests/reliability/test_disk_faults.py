@@ -12,10 +12,12 @@ other call is the real one.
 from __future__ import annotations
 
 import errno
+import json
 import logging
 import os
 import shutil
 import subprocess
+import tempfile
 import types
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -28,9 +30,10 @@ import pytest
 from conftest import require_capability
 from model_call_capture.collection import build_model_call_capture
 from model_call_capture.contracts import CaptureLine
+from model_call_capture.middleware._raw import MEMORY_BYTES
 from model_call_capture.store import CaptureStore, _files, _reading, _store, _writer
 
-from .apps import CHAT_REPLY, AckingStore, capturing, mounted, reply_app
+from .apps import CHAT_REPLY, AckingStore, capturing, mounted, read_json_lines, reply_app
 from .conftest import Figure
 
 CHAT = "/v1/chat/completions"
@@ -95,6 +98,69 @@ def test_a_full_disk_for_real(
             len(acked - on_disk),
             f"every call answered byte for byte; one error log; rollout marked incomplete; "
             f"{calls - len(on_disk)} calls not captured",
+        )
+    )
+
+
+def _truncated_chat_stream(deltas: int) -> bytes:
+    """A chat SSE stream of `deltas` content deltas that stops before its end (a failure)."""
+    chunk = {
+        "id": "chatcmpl-s",
+        "object": "chat.completion.chunk",
+        "model": "m",
+        "choices": [{"index": 0, "delta": {"content": "word "}, "finish_reason": None}],
+    }
+    return (b"data: " + json.dumps(chunk, separators=(",", ":")).encode() + b"\n\n") * deltas
+
+
+def test_a_full_temporary_directory_for_real_costs_only_the_raw_text(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, figures: list[Figure]
+) -> None:
+    # The raw text of a failed 2 MB stream is spilled to the temporary directory past 1 MiB
+    # in memory (middleware/_raw.py); a 256 KB tmpfs there fills up during the first write.
+    spill_dir = tmp_path / "tmp"
+    with mounted("tmpfs", spill_dir, "size=256k") as refused:
+        require_capability("a tmpfs mount (root)", refused is None, f"mount refused: {refused}")
+        monkeypatch.setattr(tempfile, "tempdir", str(spill_dir))
+        directory = tmp_path / "captures"
+        stream = _truncated_chat_stream(14_000)
+        pieces = 2000
+        step = -(-len(stream) // pieces)
+        sse = ((b"content-type", b"text/event-stream"),)
+        with capturing(reply_app(stream, headers=sse, chunks=pieces), directory) as server:
+            with httpx.Client(timeout=60) as client:
+                for i in range(3):
+                    reply = client.post(
+                        f"{server.url}/ng-rollout/spill-full{CHAT}", content=_body(i)
+                    )
+                    assert (reply.status_code, reply.content) == (200, stream)
+        lines = read_json_lines(directory / "spill-full.capture.jsonl")
+        # The bytes in memory when the first spill was due: whole chunks up to 1 MiB.
+        kept = (MEMORY_BYTES // step) * step
+        assert [(line["error_category"], "response_raw" in line) for line in lines] == [
+            ("stream_truncated", False)
+        ] * 3
+        assert [line["gaps"] for line in lines] == [
+            [
+                {
+                    "code": "raw_text_spill_failed",
+                    "detail": f"response_raw: the raw stream text was dropped after {kept} "
+                    "bytes: its temporary file failed (ENOSPC: No space left on device)",
+                }
+            ]
+        ] * 3
+        assert lines[0]["response"]["choices"][0]["message"]["content"] == "word " * 14_000
+        free = os.statvfs(spill_dir)
+        assert free.f_bfree == free.f_blocks  # every spill file was closed: its blocks are back
+    figures.append(
+        Figure(
+            "temporary directory full (ENOSPC) while a stream's raw text is spilled",
+            "real: 256 KB tmpfs as the temporary directory, 2 MB streams that fail",
+            3,
+            len(lines),
+            0,
+            "every call answered byte for byte; each line whole but for its raw text, with a "
+            "`raw_text_spill_failed` gap; the spill files' blocks freed",
         )
     )
 

@@ -13,6 +13,14 @@ is taken once per block and once when the call's line has been written.
 When a share cannot grow, capture degrades and the reply is untouched: a stream's raw
 text is dropped first (its copies given back to the share), then the payload is cut
 (`capture_cut`), each with a `memory_budget` gap on the line saying so.
+
+Only what is in memory counts. A stream's raw text counts its copies while it is all in
+memory (`STREAM_RAW_WEIGHT`); once it passes `_raw.MEMORY_BYTES` and is spilled to its
+temporary file, the share counts the reassembly once per byte (`STREAM_WEIGHT`) plus a
+`fixed` `MEMORY_BYTES` for the part still in memory, and the spilled bytes nothing. When
+the line needs the spilled text (a failed stream, or `always`), reading it back asks the
+share for its copies again; if the budget cannot give them, the raw text is dropped
+with a `memory_budget` gap, as it would have been while the stream ran.
 """
 
 from __future__ import annotations
@@ -45,22 +53,29 @@ STREAM_RAW_WEIGHT = 3
 class Share:
     """One side of one call's part of the budget; `limit` is what it may keep, in bytes."""
 
-    __slots__ = ("held", "limit", "open", "weight")
+    __slots__ = ("fixed", "held", "limit", "open", "weight")
 
     def __init__(self, weight: int) -> None:
         self.weight = weight
         """Copies the capture makes of each kept byte (>= 1)."""
+        self.fixed = 0
+        """Bytes held besides those copies, whatever is kept (a spilled text's memory part)."""
         self.held = 0
-        """Bytes reserved from the budget (`limit` times `weight`, rounded down to it)."""
+        """Bytes reserved from the budget (`fixed` plus `limit` times `weight`, rounded down)."""
         self.limit = 0
         """Decoded bytes this side may keep in all without asking the budget again."""
         self.open = True
         """False once released: a late chunk can no longer take from the budget."""
 
-    def reweigh(self, weight: int) -> None:
-        """Fewer copies from now on (a raw text dropped): the same reservation keeps more."""
+    def reweigh(self, weight: int, fixed: int = 0) -> None:
+        """Other copies from now on (a raw text dropped, spilled or read back).
+
+        With fewer copies the same reservation keeps more; with more, `limit` falls below
+        the bytes kept until `MemoryBudget.grow` reserves the difference.
+        """
         self.weight = weight
-        self.limit = self.held // weight
+        self.fixed = fixed
+        self.limit = max(self.held - fixed, 0) // weight
 
 
 class MemoryBudget:
@@ -87,9 +102,9 @@ class MemoryBudget:
         Reserves at least a block more than it needs when the budget has it, so the next
         chunks fit without coming back.
         """
-        need = (kept + more) * share.weight - share.held
+        need = (kept + more) * share.weight + share.fixed - share.held
         if need <= 0:
-            share.limit = share.held // share.weight
+            share.limit = (share.held - share.fixed) // share.weight
             return True
         want = max(need, BLOCK * share.weight)
         with self._lock:
@@ -100,7 +115,7 @@ class MemoryBudget:
             self.used += got
             self.peak = max(self.peak, self.used)
             share.held += got
-        share.limit = share.held // share.weight
+        share.limit = (share.held - share.fixed) // share.weight
         return True
 
     def release(self, share: Share) -> None:

@@ -41,11 +41,15 @@ are kept up to `capture_max_bytes` each (they must be parsed whole). A stream is
 reassembled incrementally; its raw SSE text is kept only as `capture_stream_raw` asks:
 `never` keeps nothing but the object being built, `always` keeps it up to the cap, and
 `on_failure` (the default) keeps it up to the cap while the stream runs (whether it fails
-is known only at its end) and drops it when the stream ended well. Past the cap the
-capture stops (`capture_cut: true`); the client still gets every byte. All calls together
-stay within the memory budget (`_budget`): past it a stream's raw text is dropped first,
-then the payload is cut, each recorded as a `memory_budget` gap. The buffers are given
-back once the line is built, the budget once it is written.
+is known only at its end) and drops it when the stream ended well. At most 1 MiB of that
+text is in memory: the rest is spilled to an anonymous temporary file, read back only if
+the line needs it (`_raw`; a failed spill drops the text with a `raw_text_spill_failed`
+gap), so a big stream costs about its reassembled object whatever the policy. Past the
+cap the capture stops (`capture_cut: true`); the client still gets every byte. All calls
+together stay within the memory budget (`_budget`, which counts what is in memory): past
+it a stream's raw text is dropped first, then the payload is cut, each recorded as a
+`memory_budget` gap. The buffers and the spill file are given back once the line is
+built, the budget once it is written; the file is closed on every path.
 """
 
 from __future__ import annotations
@@ -69,6 +73,7 @@ from ._decoding import (
     decode_chain,
     decoders_for,
 )
+from ._raw import MEMORY_BYTES, RawText, spill_gap
 from ._redirect import RedirectPrefix
 from ._request import RequestTee, client_session_id
 
@@ -150,12 +155,13 @@ class CapturedCall:
         self.decoders: list[ContentDecoder] | None = []
         self.body = bytearray()
         self.reassembler: StreamReassembler | None = None
-        self.raw: bytearray | None = None
+        self.raw: RawText | None = None
+        """The stream's raw SSE text while it is kept (in memory up to `MEMORY_BYTES`)."""
         self.keep_raw = mw.config.capture_stream_raw
         self.captured = 0
         self.response_cut = False
         self.limit = 0
-        """Decoded response bytes that may be kept without asking the budget (<= the cap)."""
+        """Decoded response bytes kept before `_beyond` must look (cap, budget, raw in memory)."""
         self.share = Share(BODY_WEIGHT)
         self.gaps: list[ObservationGap] = []
         """What the response capture left out, and why (undecodable, the memory budget)."""
@@ -349,7 +355,7 @@ class CapturedCall:
             if content_type.split(b";", 1)[0].strip().lower() == b"text/event-stream":
                 self.sse = True
                 self.reassembler = StreamReassembler(self.dialect)
-                self.raw = bytearray() if self.keep_raw != "never" else None
+                self.raw = RawText() if self.keep_raw != "never" else None
                 self.share.weight = STREAM_WEIGHT if self.raw is None else STREAM_RAW_WEIGHT
                 # Markers can be looked for only in the SSE text itself, not in encoded bytes.
                 self.scan = self.decoders == [] and not self.capture_failed
@@ -391,26 +397,41 @@ class CapturedCall:
     def _beyond(self, data: bytes) -> bytes:
         """The part of `data` the cap and the memory budget let the capture keep.
 
-        Past the cap the response is cut. When the budget cannot grow, a raw stream text
-        is dropped first, then the response is cut, each with a `memory_budget` gap.
+        Past the cap the response is cut; a raw stream text about to pass `MEMORY_BYTES` in
+        memory is spilled (`_raw`). When the budget cannot grow, a raw stream text is
+        dropped first, then the response is cut, each with a `memory_budget` gap.
         """
         kept = self.captured
         if kept + len(data) > self.cap:
             data = data[: self.cap - kept]
             self.response_cut = True
             self.scan = False
+        if (raw := self.raw) is not None and len(raw) + len(data) > MEMORY_BYTES:
+            try:  # the part in memory goes to the file; then only it counts (`_budget`)
+                raw.spill()
+                self.share.reweigh(STREAM_WEIGHT, MEMORY_BYTES)
+            except OSError as exc:
+                self._drop_raw()
+                self.gaps.append(spill_gap(exc, kept))
         budget = self.mw.budget
         if not budget.grow(self.share, kept, len(data)) and self.raw is not None:
-            self.raw = None
-            self.share.reweigh(STREAM_WEIGHT)
+            self._drop_raw()
             self._gap("response_raw: the raw stream text was dropped after {kept} bytes")
         if self.share.limit >= kept + len(data) or budget.grow(self.share, kept, len(data)):
             self.limit = min(self.cap, self.share.limit)
+            if self.raw is not None:  # come back here before the memory part passes its bound
+                self.limit = min(self.limit, kept + MEMORY_BYTES - len(self.raw))
             return data
         self.response_cut = True
         self.scan = False
         self._gap("response: cut after {kept} bytes")
         return data[: max(self.share.limit - kept, 0)]
+
+    def _drop_raw(self) -> None:
+        raw, self.raw = self.raw, None
+        if raw is not None:
+            raw.close()
+            self.share.reweigh(STREAM_WEIGHT)
 
     def _gap(self, what: str) -> None:
         self.gaps.append(budget_gap(what.format(kept=self.captured)))
@@ -467,12 +488,13 @@ class CapturedCall:
 
     def drop_buffers(self) -> None:
         """Let the captured bytes go: the line is built from them (worker thread)."""
-        self.raw = None
+        self._drop_raw()
         self.body = bytearray()
         self.reassembler = None
         self.request.body = bytearray()
 
     def release(self) -> None:
         """Give the call's part of the memory budget back: its line is written (or failed)."""
+        self._drop_raw()  # the spill file is closed on every path
         self.request.release()
         self.mw.budget.release(self.share)

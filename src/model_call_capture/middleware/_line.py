@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import codecs
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,7 +30,7 @@ from ..dialects import StreamResult
 from ._context import CONTEXT_LENGTH_EXCEEDED, ExecutionFacts
 from ._outcome import classify_exception, error_category_for_status, stream_outcome
 
-__all__ = ["CallFacts", "build_line", "text_within"]
+__all__ = ["CallFacts", "RawReader", "build_line", "text_within"]
 
 _DEFAULT_MAX_BYTES = 64 * 1024 * 1024
 _SLICE = 1 << 20
@@ -39,6 +40,10 @@ _WIDE_ESCAPES = re.compile(rb"[\x00-\x07\x0b\x0e-\x1f]")
 _MAX_NUMBER_GROWTH = 5
 """How many times its size a JSON body can take once written again (`9e15`, 4.5x)."""
 _TWO_BYTE_ESCAPES = '"\\\n\r\t\b\f'
+
+RawReader = Callable[[list[ObservationGap]], "bytes | bytearray | None"]
+"""Gives a stream's raw text when its line needs it (`_raw.read_back`: it may be read back
+from a spill file, hence only on demand); None, with a gap appended, when it cannot."""
 
 
 @dataclass(slots=True, kw_only=True)
@@ -73,8 +78,8 @@ class CallFacts:
     """The reassembled stream; None when it could not be reassembled (or no stream)."""
     body: bytes | bytearray = b""
     """The decoded body of a reply that is not a stream, up to the cap."""
-    raw: bytes | bytearray | None = None
-    """The decoded SSE text of a stream, up to the cap; None when the policy keeps none."""
+    raw: RawReader | None = None
+    """The decoded SSE text of a stream, up to the cap, on demand; None when the policy keeps none."""
     keep_raw: StreamRawPolicy = "on_failure"
     """When a stream's raw text goes into `response_raw`."""
     response_cut: bool = False
@@ -131,7 +136,9 @@ def build_line(facts: CallFacts) -> CaptureLine:
         if policy == "always" or (
             policy == "on_failure" and (stream_went_wrong or line.error_category is not None)
         ):
-            line.response_raw = _text("response_raw", facts.raw, facts, gaps)
+            raw = facts.raw(gaps)
+            if raw is not None:
+                line.response_raw = _text("response_raw", raw, facts, gaps)
     if facts.request_cut or facts.response_cut or any(g.code == "raw_text_cut" for g in gaps):
         line.capture_cut = True
     if gaps:

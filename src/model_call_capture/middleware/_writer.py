@@ -22,6 +22,7 @@ from ..dialects import StreamResult
 from ..redaction import Redaction
 from ._context import execution_facts
 from ._line import CallFacts, build_line
+from ._raw import read_back
 
 if TYPE_CHECKING:
     from ._call import CapturedCall
@@ -168,7 +169,9 @@ def _facts(call: CapturedCall) -> CallFacts:
         stream=call.sse,
         stream_result=result,
         body=call.body,
-        raw=call.raw,
+        raw=None
+        if call.raw is None
+        else functools.partial(read_back, call.raw, call.mw.budget, call.share),
         keep_raw=call.keep_raw,
         response_cut=call.response_cut,
         capture_failed=capture_failed,
