@@ -236,6 +236,10 @@ def _commands(root: Path, work: Path) -> list[tuple[str, list[str], Path | None]
         ),
         ("msgspec floor: read, cut, decode into an empty Struct", floor("default"), None),
         ("msgspec floor, --jobs 1 (one core)", floor("1"), None),
+        ("mcc validate", [*mcc, "validate", str(root)], None),
+        ("read_model_call_records, all rollouts", [python, "-c", _READ, str(root)], None),
+        # Last: DuckDB's COPY with payloads takes about 10 GB, which pushes the files out of
+        # the page cache, and the commands after it read them from the disk.
         (
             "mcc export --payloads",
             [*mcc, "export", str(root), "--payloads", "--out", str(work / "mcc-p.parquet")],
@@ -246,8 +250,6 @@ def _commands(root: Path, work: Path) -> list[tuple[str, list[str], Path | None]
             duck(_DUCK_COPY, columns=payload_cols, out=str(work / "duck-p.parquet")),
             work / "duck-p.parquet",
         ),
-        ("mcc validate", [*mcc, "validate", str(root)], None),
-        ("read_model_call_records, all rollouts", [python, "-c", _READ, str(root)], None),
     ]
 
 
