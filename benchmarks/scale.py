@@ -49,10 +49,10 @@ class _Nothing(msgspec.Struct):
 _decode_nothing = msgspec.json.Decoder(_Nothing).decode
 
 
-def floor_file(path: Path) -> int:
+def floor_file(path: str | Path) -> int:
     """The lines of one capture file, each checked by msgspec and nothing else kept."""
     lines = 0
-    for _, line in read_file_lines(path):
+    for _, line in read_file_lines(Path(path)):
         with contextlib.suppress(msgspec.DecodeError):
             _decode_nothing(line)
         lines += 1

@@ -68,8 +68,8 @@ def map_files(
     `fn` must be picklable (a module-level function, or a `functools.partial` of one).
     The workers start from a fork server that has imported `fn`'s module and the modules
     named in `preload` (those `fn` imports on first call), so that each worker does not
-    import them again; the fork server of a process is started once, by its first call,
-    with that call's modules. As for any `multiprocessing` program that does not fork, a
+    import them again (it is `multiprocessing`'s one fork server of the process, started
+    by the first call with that call's modules; a later call's workers import theirs). As for any `multiprocessing` program that does not fork, a
     script run by path that calls this must guard its entry point with
     `if __name__ == "__main__"`: each worker imports it. Files go to workers a few at a
     time and at most `2 * jobs` batches are in flight, so memory is bounded by a few
