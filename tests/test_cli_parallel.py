@@ -2,7 +2,8 @@
 
 The hazard is real and deterministic here: a lock some other thread of the caller holds
 when the workers start. A worker forked from the caller gets a copy of that lock, held
-for ever; a worker of the fork server gets a fresh one. Each run is a real subprocess
+for ever; a worker of the fork server gets a fresh one. A caller without other threads
+has no such lock, and forks its workers. Each run is a real subprocess
 killed after a timeout, so a deadlock fails the test instead of hanging it.
 """
 
@@ -25,9 +26,9 @@ TESTS = Path(__file__).resolve().parent
 _LOCK = threading.Lock()
 
 
-def _square_under_lock(n: int) -> tuple[int, int]:
+def _square_under_lock(n: int) -> tuple[int, int, int]:
     with _LOCK:  # a worker forked while the caller's thread held it would wait here for ever
-        return n * n, os.getpid()
+        return n * n, os.getpid(), os.getppid()
 
 
 def _kept_depth(n: int) -> tuple[int, int]:
@@ -52,10 +53,27 @@ still_held = t._LOCK.locked()
 done.set()
 holder.join()
 print(json.dumps({
-    "squares": [square for square, _ in results],
-    "pids": sorted({pid for _, pid in results}),
+    "squares": [square for square, _, _ in results],
+    "pids": sorted({pid for _, pid, _ in results}),
+    "ppids": sorted({ppid for _, _, ppid in results}),
     "parent": os.getpid(),
     "held": still_held,
+}))
+"""
+
+# The same without any other thread: the workers are forked from the caller itself.
+_MAP_ALONE = """
+import json, os, sys
+sys.path.insert(0, sys.argv[1])
+import test_cli_parallel as t
+from model_call_capture.cli._parallel import map_files
+assert len(os.listdir("/proc/self/task")) == 1
+results = list(map_files(t._square_under_lock, list(range(40)), 2))
+print(json.dumps({
+    "squares": [square for square, _, _ in results],
+    "pids": sorted({pid for _, pid, _ in results}),
+    "ppids": sorted({ppid for _, _, ppid in results}),
+    "parent": os.getpid(),
 }))
 """
 
@@ -88,10 +106,21 @@ def test_workers_do_not_inherit_a_lock_another_thread_of_the_caller_holds() -> N
     # while the caller's thread still held the lock.
     assert out["parent"] not in out["pids"] and len(out["pids"]) >= 1
     assert out["held"] is True
+    # Children of the fork server, not of the caller.
+    assert out["parent"] not in out["ppids"] and len(out["ppids"]) == 1
+
+
+def test_a_caller_without_other_threads_forks_its_workers() -> None:
+    run = _run(_MAP_ALONE, timeout=45)
+    assert run is not None and run.returncode == 0, run and run.stderr
+    out = json.loads(run.stdout)
+    assert out["squares"] == [n * n for n in range(40)]
+    assert out["parent"] not in out["pids"] and out["ppids"] == [out["parent"]]
 
 
 def test_workers_keep_the_heap_for_their_whole_life() -> None:
-    results = list(map_files(_kept_depth, list(range(24)), 2))
+    threading.Thread(target=threading.Event().wait, args=(5,), daemon=True).start()
+    results = list(map_files(_kept_depth, list(range(24)), 2))  # from the fork server
     assert {pid for _, pid in results}.isdisjoint({os.getpid()})
     # Entered once by the worker's initializer, outside any file's own block.
     assert [depth for depth, _ in results] == [1] * 24

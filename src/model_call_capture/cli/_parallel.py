@@ -4,12 +4,15 @@ A command splits its work by file: a worker reads one file and returns a small s
 the parent merges the summaries in input order, so the output is the same whatever the
 number of workers.
 
-Workers come from a fork server (`multiprocessing`'s `forkserver` start method), never
-forked from the caller: a fork copies every lock of the caller's other threads (DuckDB's,
-pyarrow's, the program's own) in whatever state it is, and a worker that then needs one
-some thread held waits forever. The fork server is a fresh interpreter that imports the
-workers' modules once (`set_forkserver_preload`) and forks each worker from itself, so
-a worker starts with those imports done and nothing of the caller's threads.
+A fork copies every lock of the caller's other threads (DuckDB's, pyarrow's, the
+program's own) in whatever state it is, and a worker that then needs one some thread held
+waits forever. So the workers are forked from the caller only while it has no other
+thread (native ones included: Linux lists them in `/proc/self/task`); otherwise, or where
+that cannot be told, they come from a fork server (`multiprocessing`'s `forkserver`
+start method), a fresh interpreter that imports the workers' modules once
+(`set_forkserver_preload`) and forks each worker from itself: a worker starts with those
+imports done and nothing of the caller's threads. A fork is the cheaper of the two (no
+second interpreter, no second import: docs/performance.md, "Workers from a fork server").
 """
 
 from __future__ import annotations
@@ -66,16 +69,18 @@ def map_files(
     """`fn(path)` for each of `paths`, yielded in input order, computed by up to `jobs` processes.
 
     `fn` must be picklable (a module-level function, or a `functools.partial` of one).
-    The workers start from a fork server that has imported `fn`'s module and the modules
-    named in `preload` (those `fn` imports on first call), so that each worker does not
-    import them again (it is `multiprocessing`'s one fork server of the process, started
-    by the first call with that call's modules; a later call's workers import theirs). As for any `multiprocessing` program that does not fork, a
-    script run by path that calls this must guard its entry point with
-    `if __name__ == "__main__"`: each worker imports it. Files go to workers a few at a
-    time and at most `2 * jobs` batches are in flight, so memory is bounded by a few
-    batches of results, not by the number of files, however slowly the caller consumes
-    them. With one job or one path, everything runs in this process. A worker's exception
-    is raised here, in order, after the results of the files before its batch.
+    The workers are forked from this process when it has no other thread; otherwise they
+    start from a fork server that has imported `fn`'s module and the modules named in
+    `preload` (those `fn` imports on first call), so that each worker does not import
+    them again (it is `multiprocessing`'s one fork server of the process, started by the
+    first call with that call's modules; a later call's workers import their own). As in
+    any `multiprocessing` program that does not fork, a script run by path that calls
+    this must guard its entry point with `if __name__ == "__main__"`: each worker of the
+    fork server imports it. Files go to workers a few at a time and at most `2 * jobs`
+    batches are in flight, so memory is bounded by a few batches of results, not by the
+    number of files, however slowly the caller consumes them. With one job or one path,
+    everything runs in this process. A worker's exception is raised here, in order,
+    after the results of the files before its batch.
     """
     with _codec.kept_heap():  # for the whole run here; each worker enters its own
         yield from _map_files(fn, paths, default_jobs() if jobs is None else jobs, preload)
@@ -106,7 +111,12 @@ def _map_files(
 def _context(
     fn: Callable[..., object], preload: Sequence[str]
 ) -> multiprocessing.context.BaseContext:
-    """The `forkserver` context (never the process-wide default), its preload set."""
+    """`fork` in a process of one thread, else `forkserver` with its preload set.
+
+    Never the process-wide default start method, which is the caller's to choose.
+    """
+    if _only_thread():
+        return multiprocessing.get_context("fork")
     context = multiprocessing.get_context("forkserver")
     module = getattr(getattr(fn, "func", fn), "__module__", None)
     modules = [__name__, *preload, *([module] if module else [])]
@@ -114,10 +124,21 @@ def _context(
     return context
 
 
+def _only_thread() -> bool:
+    """Whether this process has one thread, native threads counted (False where unknown).
+
+    No other thread can start one meanwhile: the only thread is the one asking.
+    """
+    try:
+        return len(os.listdir("/proc/self/task")) == 1
+    except OSError:
+        return False
+
+
 def _start_worker() -> None:
     # The glibc heap kept between lines (`_codec.kept_heap`) for the worker's whole life,
-    # between files too: the worker is not forked from the caller's block, so it would
-    # otherwise start with glibc's defaults.
+    # between files too: a worker of the fork server was not forked from the caller's
+    # block, so it would otherwise start with glibc's defaults.
     _worker_context.enter_context(_codec.kept_heap())
 
 
