@@ -5,17 +5,23 @@ one after another on the same files in the same run: `mcc stats`, `mcc export` (
 without `--payloads`), `mcc validate`, `read_model_call_records` over every rollout, and
 DuckDB's `read_json` with the same questions (stats in SQL; `COPY ... TO parquet` without
 and with the payload columns). For each: wall time, lines per second, peak RSS (of the
-largest process of the command's tree, as GNU time reports it: a command that runs worker
-processes, such as `mcc export --jobs`, uses more in all), CPU seconds (user + system of
+largest process of the command's tree: a command that runs worker processes, such as
+`mcc export --jobs`, uses more in all), CPU seconds (user + system of
 the whole tree: on a loaded machine the steadier figure) and the size of what it wrote.
 The export without payloads also runs on one core on both sides (`--jobs 1`, DuckDB
-`SET threads TO 1`).
+`SET threads TO 1`), and beside it the floor of any reader built on msgspec: the same
+files split over the same workers (`map_files`, the same `--jobs`), each file's lines cut
+as every reader cuts them (`store.read_file_lines`) and each line decoded into a Struct
+with no fields (`msgspec` still checks every byte of it), nothing else. When that floor
+alone takes more than half of DuckDB's `COPY`, no msgspec-based export can be 2x DuckDB.
 The machine is shared: figures are noisy, compare rows of one run only.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import ctypes
 import os
 import shutil
 import subprocess
@@ -25,9 +31,45 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import msgspec
+
+from model_call_capture.store import read_file_lines
+
 from ._generate import generate
 
-__all__ = ["main"]
+__all__ = ["floor_file", "main"]
+
+_PR_SET_CHILD_SUBREAPER = 36
+
+
+class _Nothing(msgspec.Struct):
+    pass
+
+
+_decode_nothing = msgspec.json.Decoder(_Nothing).decode
+
+
+def floor_file(path: str | Path) -> int:
+    """The lines of one capture file, each checked by msgspec and nothing else kept."""
+    lines = 0
+    for _, line in read_file_lines(Path(path)):
+        with contextlib.suppress(msgspec.DecodeError):
+            _decode_nothing(line)
+        lines += 1
+    return lines
+
+
+# The floor: `floor_file` over every file, split over `--jobs` workers as `mcc` splits them.
+_FLOOR = """
+import sys
+from pathlib import Path
+sys.path.insert(0, sys.argv[3])
+from benchmarks.scale import floor_file
+from model_call_capture.cli._parallel import map_files
+files = sorted(Path(sys.argv[1]).glob("*.capture.jsonl"))
+jobs = int(sys.argv[2]) if sys.argv[2] != "default" else None
+print(sum(map_files(floor_file, files, jobs)))
+"""
 
 _READ = """
 import sys
@@ -85,9 +127,10 @@ class Measure:
     what: str
     seconds: float
     peak_rss: int
-    """Bytes (`ru_maxrss` of the process)."""
+    """Bytes (`ru_maxrss` of the largest process of the tree)."""
     cpu: float
-    """CPU seconds (user + system) of the command and every process it waited for."""
+    """CPU seconds (user + system) of the command's whole tree: the processes it waited for,
+    and those it left to end after it (`_reap_orphans`)."""
     output_bytes: int
     ok: bool
     error: str = ""
@@ -96,8 +139,12 @@ class Measure:
 def _run(what: str, argv: list[str], out: Path | None) -> Measure:
     """Run `argv` as a child of GNU time, which reports the child's own peak RSS.
 
-    Not `wait4` from here: on Linux a child's `ru_maxrss` also counts the pages of this
-    (much bigger) process that it was forked from before its `exec`; `time` is tiny.
+    Not `wait4` of `time` from here: on Linux a child's `ru_maxrss` also counts the pages
+    of this (much bigger) process that it was forked from before its `exec`; `time` is
+    tiny. A process the command started but did not wait for (the fork server of
+    `map_files`, whose children are the workers) is orphaned when the command exits: this
+    process is the subreaper that waits for it (`_reap_orphans`), and adds its CPU
+    seconds and peak RSS, which `time` never sees.
     """
     started = time.perf_counter()
     with (
@@ -116,13 +163,40 @@ def _run(what: str, argv: list[str], out: Path | None) -> Measure:
         printed = len(stdout.read())
         error = stderr.read().decode(errors="replace").strip().splitlines()
         peak_kib, user, system = rss.read().split()[-3:]
+    orphans_cpu, orphans_peak = _reap_orphans()
     size = out.stat().st_size if out is not None and out.exists() else printed
     # `mcc validate` exits 1 on invalid lines; the generated failures are valid lines.
     ok = code == 0
-    cpu = float(user) + float(system)
-    return Measure(
-        what, seconds, int(peak_kib) * 1024, cpu, size, ok, "" if ok else (error or ["?"])[-1]
-    )
+    cpu = float(user) + float(system) + orphans_cpu
+    peak = max(int(peak_kib) * 1024, orphans_peak)
+    return Measure(what, seconds, peak, cpu, size, ok, "" if ok else (error or ["?"])[-1])
+
+
+def _become_subreaper() -> None:
+    """Have the orphans of the commands' trees re-parented here (Linux `PR_SET_CHILD_SUBREAPER`)."""
+    if ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_CHILD_SUBREAPER) failed")
+
+
+def _reap_orphans(deadline: float = 60.0) -> tuple[float, int]:
+    """Wait for the orphans of the last command; their CPU seconds and largest peak RSS.
+
+    `wait4` gives each orphan's own usage plus that of the children it waited for.
+    """
+    cpu, peak = 0.0, 0
+    end = time.monotonic() + deadline
+    while True:
+        try:
+            pid, _, usage = os.wait4(-1, os.WNOHANG)
+        except ChildProcessError:  # none left
+            return cpu, peak
+        if pid == 0:
+            if time.monotonic() > end:
+                raise RuntimeError("an orphan of the last command is still running")
+            time.sleep(0.01)
+            continue
+        cpu += usage.ru_utime + usage.ru_stime
+        peak = max(peak, usage.ru_maxrss * 1024)
 
 
 def _commands(root: Path, work: Path) -> list[tuple[str, list[str], Path | None]]:
@@ -134,6 +208,9 @@ def _commands(root: Path, work: Path) -> list[tuple[str, list[str], Path | None]
 
     def duck(template: str, **kw: str) -> list[str]:
         return [python, "-c", template.format(source=source, **kw)]
+
+    def floor(jobs: str) -> list[str]:
+        return [python, "-c", _FLOOR, str(root), jobs, str(Path(__file__).resolve().parents[1])]
 
     return [
         ("mcc stats --json", [*mcc, "stats", str(root), "--json"], None),
@@ -158,6 +235,12 @@ def _commands(root: Path, work: Path) -> list[tuple[str, list[str], Path | None]
             duck(_DUCK_COPY_1, columns=cols, out=str(work / "duck-1.parquet")),
             work / "duck-1.parquet",
         ),
+        ("msgspec floor: read, cut, decode into an empty Struct", floor("default"), None),
+        ("msgspec floor, --jobs 1 (one core)", floor("1"), None),
+        ("mcc validate", [*mcc, "validate", str(root)], None),
+        ("read_model_call_records, all rollouts", [python, "-c", _READ, str(root)], None),
+        # Last: DuckDB's COPY with payloads takes about 10 GB, which pushes the files out of
+        # the page cache, and the commands after it read them from the disk.
         (
             "mcc export --payloads",
             [*mcc, "export", str(root), "--payloads", "--out", str(work / "mcc-p.parquet")],
@@ -168,8 +251,6 @@ def _commands(root: Path, work: Path) -> list[tuple[str, list[str], Path | None]
             duck(_DUCK_COPY, columns=payload_cols, out=str(work / "duck-p.parquet")),
             work / "duck-p.parquet",
         ),
-        ("mcc validate", [*mcc, "validate", str(root)], None),
-        ("read_model_call_records, all rollouts", [python, "-c", _READ, str(root)], None),
     ]
 
 
@@ -204,6 +285,7 @@ def run(rollouts: int, *, base: Path, keep: bool = False) -> str:
     made = generate(root, rollouts)
     generated = time.perf_counter() - started
     measures: list[Measure] = []
+    _become_subreaper()
     try:
         for what, argv, out in _commands(root, work):
             print(f"running {what} ...", file=sys.stderr, flush=True)
@@ -216,7 +298,42 @@ def run(rollouts: int, *, base: Path, keep: bool = False) -> str:
         f"{made.rollouts} rollouts, {made.lines:,} lines, {made.bytes / 1e6:,.0f} MB "
         f"(mean line {made.bytes / max(made.lines, 1) / 1e3:.0f} KB; generated in {generated:.0f} s)"
     )
-    return head + "\n\n" + _table(measures, made.lines)
+    return head + "\n\n" + _table(measures, made.lines) + "\n\n" + _floor_verdict(measures)
+
+
+_FLOOR_PAIRS = (
+    (
+        "msgspec floor: read, cut, decode into an empty Struct",
+        "duckdb COPY TO parquet",
+        "both cores",
+    ),
+    ("msgspec floor, --jobs 1 (one core)", "duckdb COPY TO parquet, one thread", "one core"),
+)
+
+
+def _floor_verdict(measures: list[Measure]) -> str:
+    """The floor against DuckDB's `COPY`: can a msgspec-based export reach 2x?"""
+    by_name = {m.what: m for m in measures if m.ok}
+    out = []
+    for floor_name, duck_name, cores in _FLOOR_PAIRS:
+        floor, duck = by_name.get(floor_name), by_name.get(duck_name)
+        if floor is None or duck is None:
+            continue
+        wall, cpu = floor.seconds / duck.seconds, floor.cpu / duck.cpu
+        if min(wall, cpu) > 0.5:
+            verdict = "the floor alone rules 2x out for any msgspec-based export"
+        else:
+            verdict = (
+                "the floor does not rule 2x out: it leaves everything else of an export "
+                f"{duck.seconds / 2 - floor.seconds:.1f} s wall / "
+                f"{duck.cpu / 2 - floor.cpu:.1f} CPU s"
+            )
+        out.append(
+            f"- {cores}: the msgspec floor takes {floor.seconds:.1f} s wall / {floor.cpu:.1f} "
+            f"CPU s, DuckDB's COPY {duck.seconds:.1f} s / {duck.cpu:.1f} s: {wall:.2f}x / "
+            f"{cpu:.2f}x of it (2x DuckDB needs <= 0.50x): {verdict}."
+        )
+    return "\n".join(out)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -82,5 +82,25 @@ def test_scale_quick_run_measures_every_command(tmp_path: Path) -> None:
     assert sum("duckdb" in n for n in names) == 4 and any(
         "read_model_call_records" in n for n in names
     )
+    assert sum(n.startswith("msgspec floor") for n in names) == 2, out
+    # The floor against DuckDB's COPY, both cores and one, stated with its figures.
+    assert out.count("- both cores: the msgspec floor takes ") == 1, out
+    assert out.count("- one core: the msgspec floor takes ") == 1, out
     assert not [row for row in rows if "| failed |" in row], out
     assert list(tmp_path.iterdir()) == [], "the generated directory was not deleted"
+
+
+def test_the_floor_checks_every_line_and_keeps_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "r.capture.jsonl"
+    path.write_bytes(b'{"a": 1}\n\n{"b": [1, 2\n{"c": "x"}')  # a blank, a damaged, a torn line
+    # A subprocess, as the benchmark runs it (and mypy does not follow it into benchmarks/).
+    code = "import sys; from benchmarks.scale import floor_file; print(floor_file(sys.argv[1]))"
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(path)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    assert done.stdout.strip() == "3"

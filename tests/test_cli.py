@@ -477,6 +477,30 @@ def test_every_command_has_help_with_an_example(command: str, mcc: Run) -> None:
     assert "Example:\n    mcc " + command in out
 
 
+def test_a_command_imports_its_own_module_not_the_others() -> None:
+    # Every `mcc` process, and the fork server of its workers, pays only for its command.
+    code = (
+        "import sys, click; from model_call_capture.cli import cli; "
+        "cli.get_command(click.Context(cli), 'export'); "
+        "print(sorted(m for m in ('model_call_capture.cli.serve', 'model_call_capture.cli.view', "
+        "'model_call_capture.cli.demo', 'model_call_capture.proxy', 'uvicorn') if m in sys.modules))"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert run.stdout.strip() == "[]"
+    listed = subprocess.run(
+        [sys.executable, "-m", "model_call_capture.cli", "--help"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    ).stdout
+    assert [line.split()[0] for line in listed.split("Commands:\n")[1].splitlines()] == sorted(
+        COMMANDS
+    )
+
+
 @pytest.mark.parametrize(
     ("args", "code", "err"),
     [

@@ -7,22 +7,48 @@ code; set `MCC_DEBUG=1` to get the traceback of an unexpected error instead.
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 
 import click
 
-from .demo import demo
-from .export import export, schema
-from .serve import serve
-from .show import show, stats
-from .validate import validate
-from .view import view
-
 __all__ = ["cli", "main"]
 
+# Each command's module, imported only when the command runs (or `--help` lists them): a
+# command does not pay for the imports of the others (the proxy's, the viewer's), nor does
+# each worker process of `--jobs` (`_parallel`), which imports this package.
+_COMMANDS = {
+    "demo": "demo",
+    "export": "export",
+    "schema": "export",
+    "serve": "serve",
+    "show": "show",
+    "stats": "show",
+    "validate": "validate",
+    "view": "view",
+}
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+
+class _Commands(click.Group):
+    """The `mcc` group, its commands loaded by name from `_COMMANDS`."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(_COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        module = _COMMANDS.get(cmd_name)
+        if module is None:
+            return None
+        command = getattr(importlib.import_module(f".{module}", __name__), cmd_name)
+        assert isinstance(command, click.Command)
+        return command
+
+
+@click.group(
+    cls=_Commands,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+)
 @click.version_option(package_name="model-call-capture", prog_name="mcc")
 def cli() -> None:
     """Capture every LLM API call made through a model server, and inspect the captures.
@@ -34,10 +60,6 @@ def cli() -> None:
       mcc view ./mcc-demo           # read the rollouts in a browser
       mcc serve --upstream http://localhost:8000 --capture-dir /data/model-calls
     """
-
-
-for _command in (demo, serve, validate, show, stats, export, schema, view):
-    cli.add_command(_command)
 
 
 def _usage_line(error: click.UsageError) -> str:

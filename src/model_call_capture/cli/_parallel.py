@@ -3,14 +3,24 @@
 A command splits its work by file: a worker reads one file and returns a small summary,
 the parent merges the summaries in input order, so the output is the same whatever the
 number of workers.
+
+A fork copies every lock of the caller's other threads (DuckDB's, pyarrow's, the
+program's own) in whatever state it is, and a worker that then needs one some thread held
+waits forever. So the workers are forked from the caller only while it has no other
+thread (native ones included: Linux lists them in `/proc/self/task`); otherwise, or where
+that cannot be told, they come from a fork server (`multiprocessing`'s `forkserver`
+start method), a fresh interpreter that imports the workers' modules once
+(`set_forkserver_preload`) and forks each worker from itself: a worker starts with those
+imports done and nothing of the caller's threads. A fork is the cheaper of the two (no
+second interpreter, no second import: docs/performance.md, "Workers from a fork server").
 """
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import multiprocessing
 import os
-import threading
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -29,6 +39,9 @@ _R = TypeVar("_R")
 # few enough that the results of one batch stay small and the cores stay busy to the end.
 _BATCH = 8
 
+# What a worker keeps entered for its whole life (see `_start_worker`).
+_worker_context = contextlib.ExitStack()
+
 
 def default_jobs() -> int:
     """All cores (`os.cpu_count()`), at least 1."""
@@ -46,33 +59,45 @@ def jobs_option() -> Callable[[Callable[..., object]], Callable[..., object]]:
     )
 
 
-def map_files(fn: Callable[[_P], _R], paths: Sequence[_P], jobs: int | None) -> Iterator[_R]:
+def map_files(
+    fn: Callable[[_P], _R],
+    paths: Sequence[_P],
+    jobs: int | None,
+    *,
+    preload: Sequence[str] = (),
+) -> Iterator[_R]:
     """`fn(path)` for each of `paths`, yielded in input order, computed by up to `jobs` processes.
 
-    `fn` must be picklable (a module-level function, or a `functools.partial` of one). Files
-    go to workers a few at a time and at most `2 * jobs` batches are in flight, so memory
-    is bounded by a few batches of results, not by the number of files, however slowly
-    the caller consumes them. With one job, one path, or other threads running,
+    `fn` must be picklable (a module-level function, or a `functools.partial` of one).
+    The workers are forked from this process when it has no other thread; otherwise they
+    start from a fork server that has imported `fn`'s module and the modules named in
+    `preload` (those `fn` imports on first call), so that each worker does not import
+    them again (it is `multiprocessing`'s one fork server of the process, started by the
+    first call with that call's modules; a later call's workers import their own). As in
+    any `multiprocessing` program that does not fork, a script run by path that calls
+    this must guard its entry point with `if __name__ == "__main__"`: each worker of the
+    fork server imports it. Files go to workers a few at a time and at most `2 * jobs`
+    batches are in flight, so memory is bounded by a few batches of results, not by the
+    number of files, however slowly the caller consumes them. With one job or one path,
     everything runs in this process. A worker's exception is raised here, in order,
     after the results of the files before its batch.
     """
-    with _codec.kept_heap():  # for the whole run (forked workers inherit it)
-        yield from _map_files(fn, paths, default_jobs() if jobs is None else jobs)
+    with _codec.kept_heap():  # for the whole run here; each worker enters its own
+        yield from _map_files(fn, paths, default_jobs() if jobs is None else jobs, preload)
 
 
-def _map_files(fn: Callable[[_P], _R], paths: Sequence[_P], jobs: int) -> Iterator[_R]:
+def _map_files(
+    fn: Callable[[_P], _R], paths: Sequence[_P], jobs: int, preload: Sequence[str]
+) -> Iterator[_R]:
     jobs = min(jobs, len(paths))
-    # Workers are forked: they start without re-importing the package. A process with
-    # other threads (`main()` called from a threaded program) could fork a copy of a lock
-    # some thread holds, and a clean start (spawn) would re-run the caller's main module:
-    # such a process reads in its own thread instead.
-    if jobs <= 1 or threading.active_count() > 1:
+    if jobs <= 1:
         for path in paths:
             yield fn(path)
         return
     batches = iter([paths[i : i + _BATCH] for i in range(0, len(paths), _BATCH)])
-    context = multiprocessing.get_context("fork")
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
+    with ProcessPoolExecutor(
+        max_workers=jobs, mp_context=_context(fn, preload), initializer=_start_worker
+    ) as pool:
         pending: deque[Future[list[_R]]] = deque(
             pool.submit(_run_batch, fn, batch) for batch in itertools.islice(batches, 2 * jobs)
         )
@@ -81,6 +106,40 @@ def _map_files(fn: Callable[[_P], _R], paths: Sequence[_P], jobs: int) -> Iterat
             for batch in itertools.islice(batches, 1):
                 pending.append(pool.submit(_run_batch, fn, batch))
             yield from results
+
+
+def _context(
+    fn: Callable[..., object], preload: Sequence[str]
+) -> multiprocessing.context.BaseContext:
+    """`fork` in a process of one thread, else `forkserver` with its preload set.
+
+    Never the process-wide default start method, which is the caller's to choose.
+    """
+    if _only_thread():
+        return multiprocessing.get_context("fork")
+    context = multiprocessing.get_context("forkserver")
+    module = getattr(getattr(fn, "func", fn), "__module__", None)
+    modules = [__name__, *preload, *([module] if module else [])]
+    context.set_forkserver_preload(list(dict.fromkeys(modules)))
+    return context
+
+
+def _only_thread() -> bool:
+    """Whether this process has one thread, native threads counted (False where unknown).
+
+    No other thread can start one meanwhile: the only thread is the one asking.
+    """
+    try:
+        return len(os.listdir("/proc/self/task")) == 1
+    except OSError:
+        return False
+
+
+def _start_worker() -> None:
+    # The glibc heap kept between lines (`_codec.kept_heap`) for the worker's whole life,
+    # between files too: a worker of the fork server was not forked from the caller's
+    # block, so it would otherwise start with glibc's defaults.
+    _worker_context.enter_context(_codec.kept_heap())
 
 
 def _run_batch(fn: Callable[[_P], _R], paths: Sequence[_P]) -> list[_R]:

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ROW_GROUP_BYTES",
+    "WORKER_PRELOAD",
     "Counts",
     "file_groups",
     "group_table",
@@ -47,6 +48,13 @@ _GROUP_FILES = 32
 _MIN_GROUPS = 256
 
 _UNSET_PAYLOADS = dict.fromkeys(PAYLOAD_COLUMNS, msgspec.UNSET)
+
+WORKER_PRELOAD = ("pyarrow", "pyarrow.ipc", "pandas")
+"""What a worker building Arrow tables imports, once in the fork server (`map_files`).
+
+pandas too: pyarrow imports it (when installed) on its first conversion of Python values,
+which takes longer than a worker's share of many rollouts.
+"""
 
 
 @dataclass(slots=True)
@@ -92,11 +100,11 @@ def rollout_tables(
     """The tables of the capture files in order, read on `jobs` processes; `counts` grows."""
     import pyarrow as pa
 
-    # pyarrow imports pandas (when installed) on its first conversion of Python values,
-    # which takes longer than reading many rollouts: once here, before the workers fork.
-    pa.array([0])
     for data, damaged, out_of_range in map_files(
-        functools.partial(group_table, payloads), file_groups(paths, payloads), jobs
+        functools.partial(group_table, payloads),
+        file_groups(paths, payloads),
+        jobs,
+        preload=WORKER_PRELOAD,
     ):
         table = pa.ipc.open_stream(data).read_all()
         counts.rows += table.num_rows

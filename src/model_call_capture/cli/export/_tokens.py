@@ -17,7 +17,7 @@ from ...records import read_available_model_call_records
 from ...store import CAPTURE_SUFFIX, CaptureStore
 from ...trajectories import build_token_trajectories
 from .._parallel import map_files
-from ._single import Counts, _RowGroups
+from ._single import WORKER_PRELOAD, Counts, _RowGroups
 
 __all__ = [
     "rollout_trajectory_jsonl",
@@ -49,7 +49,9 @@ def write_token_parquet(
     counts = Counts()
     with pq.ParquetWriter(out, trajectory_schema(), compression="zstd") as writer:
         groups = _RowGroups(writer, row_group_size)
-        for data, damaged in map_files(rollout_trajectory_table, paths, jobs):
+        for data, damaged in map_files(
+            rollout_trajectory_table, paths, jobs, preload=WORKER_PRELOAD
+        ):
             table = pa.ipc.open_stream(data).read_all()
             counts.rows += table.num_rows
             counts.damaged += damaged
