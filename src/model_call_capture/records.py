@@ -71,7 +71,7 @@ class _HeadLine(CaptureLine, kw_only=True):
     response: msgspec.Raw | msgspec.UnsetType = msgspec.UNSET  # type: ignore[assignment]
 
 
-_lazy_line = msgspec.json.Decoder(_LazyLine)
+_lazy_line: msgspec.json.Decoder[Any] = msgspec.json.Decoder(_LazyLine)
 _head_line = msgspec.json.Decoder(_HeadLine)
 _NULL = ord("n")
 _OBJECT = ord("{")
@@ -79,6 +79,10 @@ _OBJECT = ord("{")
 
 class _NotAnObject(ValueError):
     pass
+
+
+_REFUSED = (msgspec.DecodeError, UnicodeDecodeError, RecursionError, _NotAnObject)
+"""What a line the fast decoders do not take raises (it is decoded again by the fallback)."""
 
 
 def _object_text(payload: msgspec.Raw | msgspec.UnsetType) -> msgspec.Raw | None:
@@ -117,7 +121,7 @@ def _decode_checked(
         # A `CaptureLine` from here on: the response is an object's text or None.
         line.request = request(line.request)
         line.response = _object_text(line.response)
-    except (msgspec.DecodeError, UnicodeDecodeError, RecursionError, _NotAnObject):
+    except _REFUSED:
         return fallback(raw, path=path, line_index=line_index)
     if not raw.isascii() and not _is_utf8(raw):
         return fallback(raw, path=path, line_index=line_index)
@@ -132,7 +136,16 @@ def decode_line_lazily(raw: bytes, *, path: Path | None, line_index: int | None)
     lines it cannot take): the payloads are an object's JSON text (`msgspec.Raw`) or
     None, or dicts when the line had to be decoded again.
     """
-    return _decode_checked(_lazy_line, _object_text, raw, path, line_index, decode_capture_line)
+    # `_decode_checked` spelled out: every line of a read passes here.
+    try:
+        line = _lazy_line.decode(raw)
+        line.request = _object_text(line.request)
+        line.response = _object_text(line.response)
+    except _REFUSED:
+        return decode_capture_line(raw, path=path, line_index=line_index)
+    if not raw.isascii() and not _is_utf8(raw):
+        return decode_capture_line(raw, path=path, line_index=line_index)
+    return line  # type: ignore[no-any-return]
 
 
 def decode_line_without_payloads(
@@ -248,14 +261,6 @@ def _derive(line: CaptureLine) -> Derived:
         return Derived()
 
 
-_T = TypeVar("_T")
-
-
-def _known(value: _T | None | msgspec.UnsetType) -> _T | None:
-    """The value of an optional line field, None when it is absent (`UNSET`)."""
-    return None if isinstance(value, msgspec.UnsetType) else value
-
-
 def build_model_call_record(
     line: CaptureLine, call_index: int, *, payloads: bool = True
 ) -> ModelCallRecord:
@@ -266,29 +271,18 @@ def build_model_call_record(
     `payloads` the record's four payload fields are left unset.
     """
     d = _derive(line)
-    if not payloads:
-        return _record(line, call_index, d, UNSET, UNSET, UNSET, UNSET)
-    return _record(
-        line,
-        call_index,
-        d,
-        line.request,
-        line.response,
-        _known(line.request_raw),
-        _known(line.response_raw),
-    )
-
-
-def _record(
-    line: CaptureLine,
-    call_index: int,
-    d: Derived,
-    request: Any,
-    response: Any,
-    request_raw: str | None | msgspec.UnsetType,
-    response_raw: str | None | msgspec.UnsetType,
-) -> ModelCallRecord:
-    return ModelCallRecord(
+    request: dict[str, Any] | None | msgspec.UnsetType
+    response: dict[str, Any] | None | msgspec.UnsetType
+    if payloads:
+        request, response = line.request, line.response
+        request_raw, response_raw = line.request_raw, line.response_raw
+        if request_raw is UNSET:  # absent from the line: null in the record
+            request_raw = None
+        if response_raw is UNSET:
+            response_raw = None
+    else:
+        request = response = request_raw = response_raw = UNSET
+    record = ModelCallRecord(
         model_call_id=line.model_call_id,
         response_id=d.response_id,
         call_index=call_index,
@@ -307,7 +301,7 @@ def _record(
         cached_tokens=d.cached_tokens,
         cache_hit=d.cache_hit,
         cache_creation_tokens=d.cache_creation_tokens,
-        tool_calls=list(d.tool_calls),
+        tool_calls=d.tool_calls,  # `derive`'s own new list, handed over
         reasoning_content=d.reasoning_content,
         error_category=line.error_category,
         latency_total_ms=line.latency_ms,
@@ -316,17 +310,32 @@ def _record(
         response=response,
         request_raw=request_raw,
         response_raw=response_raw,
-        capture_cut=line.capture_cut is True,
-        client_session_id=_known(line.client_session_id),
-        upstream_attempted=_known(line.upstream_attempted),
-        response_source=_known(line.response_source),
-        upstream_status_code=_known(line.upstream_status_code),
-        local_response_reason=_known(line.local_response_reason),
-        prompt_token_ids=d.prompt_token_ids,
-        generation_token_ids=d.generation_token_ids,
-        generation_log_probs=d.generation_log_probs,
-        derivation_problems=d.derivation_problems,
     )
+    # Every record of a read is built here: the fields most lines leave at their default
+    # are set only when they are not (each argument passed costs as much as a check).
+    if line.capture_cut is True:
+        record.capture_cut = True
+    if line.client_session_id is not UNSET:
+        record.client_session_id = line.client_session_id
+    if line.upstream_attempted is not UNSET:
+        record.upstream_attempted = line.upstream_attempted
+    if line.response_source is not UNSET:
+        record.response_source = line.response_source
+    if line.upstream_status_code is not UNSET:
+        record.upstream_status_code = line.upstream_status_code
+    if line.local_response_reason is not UNSET:
+        record.local_response_reason = line.local_response_reason
+    if d.derivation_problems is not UNSET:
+        record.derivation_problems = d.derivation_problems
+    if (
+        d.prompt_token_ids is not None
+        or d.generation_token_ids is not None
+        or d.generation_log_probs is not None
+    ):
+        record.prompt_token_ids = d.prompt_token_ids
+        record.generation_token_ids = d.generation_token_ids
+        record.generation_log_probs = d.generation_log_probs
+    return record
 
 
 def read_model_call_records(
