@@ -261,6 +261,38 @@ def _derive(line: CaptureLine) -> Derived:
         return Derived()
 
 
+# Every record of a read is a copy of this blank one (every field null or at its default),
+# filled in field by field: a call with more than 15 keywords passes them to msgspec as a
+# dict (CPython's compiler builds one past 30 stack items), and a record has 23 required
+# fields; the copy and its stores cost half of that call (docs/performance.md, row 8e).
+_BLANK = ModelCallRecord(
+    model_call_id=None,
+    response_id=None,
+    call_index=0,
+    model_ref=None,
+    model=None,
+    dialect=None,
+    status_code=None,
+    response_status=None,
+    finish_reason=None,
+    started_at=None,
+    completed_at=None,
+    tokens_in=None,
+    tokens_out=None,
+    tokens_reasoning=None,
+    tokens_total=None,
+    cached_tokens=None,
+    cache_hit=None,
+    cache_creation_tokens=None,
+    tool_calls=[],  # replaced in every copy, never appended to
+    reasoning_content=None,
+    error_category=None,
+    latency_total_ms=None,
+    latency_ttft_ms=None,
+)
+_blank_record: Callable[[], ModelCallRecord] = _BLANK.__copy__  # type: ignore[attr-defined]
+
+
 def build_model_call_record(
     line: CaptureLine, call_index: int, *, payloads: bool = True
 ) -> ModelCallRecord:
@@ -271,48 +303,42 @@ def build_model_call_record(
     `payloads` the record's four payload fields are left unset.
     """
     d = _derive(line)
-    request: dict[str, Any] | None | msgspec.UnsetType
-    response: dict[str, Any] | None | msgspec.UnsetType
-    if payloads:
-        request, response = line.request, line.response
-        request_raw, response_raw = line.request_raw, line.response_raw
-        if request_raw is UNSET:  # absent from the line: null in the record
-            request_raw = None
-        if response_raw is UNSET:
-            response_raw = None
-    else:
-        request = response = request_raw = response_raw = UNSET
-    record = ModelCallRecord(
-        model_call_id=line.model_call_id,
-        response_id=d.response_id,
-        call_index=call_index,
-        model_ref=line.model_ref,
-        model=d.model,
-        dialect=line.dialect,
-        status_code=line.status_code,
-        response_status=d.response_status,
-        finish_reason=d.finish_reason,
-        started_at=line.started_at,
-        completed_at=line.completed_at,
-        tokens_in=d.tokens_in,
-        tokens_out=d.tokens_out,
-        tokens_reasoning=d.tokens_reasoning,
-        tokens_total=d.tokens_total,
-        cached_tokens=d.cached_tokens,
-        cache_hit=d.cache_hit,
-        cache_creation_tokens=d.cache_creation_tokens,
-        tool_calls=d.tool_calls,  # `derive`'s own new list, handed over
-        reasoning_content=d.reasoning_content,
-        error_category=line.error_category,
-        latency_total_ms=line.latency_ms,
-        latency_ttft_ms=line.latency_ttft_ms,
-        request=request,
-        response=response,
-        request_raw=request_raw,
-        response_raw=response_raw,
-    )
-    # Every record of a read is built here: the fields most lines leave at their default
-    # are set only when they are not (each argument passed costs as much as a check).
+    record = _blank_record()
+    record.model_call_id = line.model_call_id
+    record.response_id = d.response_id
+    record.call_index = call_index
+    record.model_ref = line.model_ref
+    record.model = d.model
+    record.dialect = line.dialect
+    record.status_code = line.status_code
+    record.response_status = d.response_status
+    record.finish_reason = d.finish_reason
+    record.started_at = line.started_at
+    record.completed_at = line.completed_at
+    record.tokens_in = d.tokens_in
+    record.tokens_out = d.tokens_out
+    record.tokens_reasoning = d.tokens_reasoning
+    record.tokens_total = d.tokens_total
+    record.cached_tokens = d.cached_tokens
+    record.cache_hit = d.cache_hit
+    record.cache_creation_tokens = d.cache_creation_tokens
+    record.tool_calls = d.tool_calls  # `derive`'s own new list, handed over
+    record.reasoning_content = d.reasoning_content
+    record.error_category = line.error_category
+    record.latency_total_ms = line.latency_ms
+    record.latency_ttft_ms = line.latency_ttft_ms
+    if payloads:  # else the four payload fields stay unset
+        record.request = line.request
+        record.response = line.response
+        # Absent from the line (`UNSET`): null in the record.
+        record.request_raw = None if line.request_raw is UNSET else line.request_raw
+        record.response_raw = None if line.response_raw is UNSET else line.response_raw
+    _set_rare_fields(record, line, d)
+    return record
+
+
+def _set_rare_fields(record: ModelCallRecord, line: CaptureLine, d: Derived) -> None:
+    """Set the record's fields most lines leave at their default, where they do not."""
     if line.capture_cut is True:
         record.capture_cut = True
     if line.client_session_id is not UNSET:
@@ -335,7 +361,6 @@ def build_model_call_record(
         record.prompt_token_ids = d.prompt_token_ids
         record.generation_token_ids = d.generation_token_ids
         record.generation_log_probs = d.generation_log_probs
-    return record
 
 
 def read_model_call_records(
