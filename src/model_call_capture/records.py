@@ -75,9 +75,9 @@ class _HeadLine(CaptureLine, kw_only=True):
 _lazy_line: msgspec.json.Decoder[Any] = msgspec.json.Decoder(_LazyLine)
 _head_line = msgspec.json.Decoder(_HeadLine)
 _NULL = ord("n")
+_OBJECT = ord("{")
 # Half the cost of `memoryview(payload)[0]`, and every line's two payloads go through it.
 _first_byte = struct.Struct("B").unpack_from
-_OBJECT = ord("{")
 
 
 class _NotAnObject(ValueError):
