@@ -271,15 +271,16 @@ def _lazy_payload(name: str, doc: str) -> None:
     own descriptor.
     """
     slot = ModelCallRecord.__dict__[name]
+    read, write, decode = slot.__get__, slot.__set__, _codec.decode_object  # bound once
 
     def get(self: ModelCallRecord) -> Any:
-        value = slot.__get__(self, ModelCallRecord)
+        value = read(self, ModelCallRecord)
         if type(value) is msgspec.Raw:
-            value = _codec.decode_object(value)
-            slot.__set__(self, value)
+            value = decode(value)
+            write(self, value)
         return value
 
-    setattr(ModelCallRecord, name, property(get, slot.__set__, slot.__delete__, doc))
+    setattr(ModelCallRecord, name, property(get, write, slot.__delete__, doc))
 
 
 _lazy_payload(

@@ -9,6 +9,7 @@ records: a value no record reported stays null, never 0.
 
 from __future__ import annotations
 
+import struct
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
@@ -71,21 +72,27 @@ class _HeadLine(CaptureLine, kw_only=True):
     response: msgspec.Raw | msgspec.UnsetType = msgspec.UNSET  # type: ignore[assignment]
 
 
-_lazy_line = msgspec.json.Decoder(_LazyLine)
+_lazy_line: msgspec.json.Decoder[Any] = msgspec.json.Decoder(_LazyLine)
 _head_line = msgspec.json.Decoder(_HeadLine)
 _NULL = ord("n")
 _OBJECT = ord("{")
+# Half the cost of `memoryview(payload)[0]`, and every line's two payloads go through it.
+_first_byte = struct.Struct("B").unpack_from
 
 
 class _NotAnObject(ValueError):
     pass
 
 
+_REFUSED = (msgspec.DecodeError, UnicodeDecodeError, RecursionError, _NotAnObject, struct.error)
+"""What a line the fast decoders do not take raises (it is decoded again by the fallback)."""
+
+
 def _object_text(payload: msgspec.Raw | msgspec.UnsetType) -> msgspec.Raw | None:
     """The JSON text of an object payload, None for null or absent; `_NotAnObject` else."""
     if type(payload) is not msgspec.Raw:
         return None
-    first = memoryview(payload)[0]  # the text of a JSON value: no leading white space
+    first = _first_byte(payload)[0]  # the text of a JSON value: no leading white space
     if first == _OBJECT:
         return payload
     if first == _NULL:
@@ -117,7 +124,7 @@ def _decode_checked(
         # A `CaptureLine` from here on: the response is an object's text or None.
         line.request = request(line.request)
         line.response = _object_text(line.response)
-    except (msgspec.DecodeError, UnicodeDecodeError, RecursionError, _NotAnObject):
+    except _REFUSED:
         return fallback(raw, path=path, line_index=line_index)
     if not raw.isascii() and not _is_utf8(raw):
         return fallback(raw, path=path, line_index=line_index)
@@ -132,7 +139,16 @@ def decode_line_lazily(raw: bytes, *, path: Path | None, line_index: int | None)
     lines it cannot take): the payloads are an object's JSON text (`msgspec.Raw`) or
     None, or dicts when the line had to be decoded again.
     """
-    return _decode_checked(_lazy_line, _object_text, raw, path, line_index, decode_capture_line)
+    # `_decode_checked` spelled out: every line of a read passes here.
+    try:
+        line = _lazy_line.decode(raw)
+        line.request = _object_text(line.request)
+        line.response = _object_text(line.response)
+    except _REFUSED:
+        return decode_capture_line(raw, path=path, line_index=line_index)
+    if not raw.isascii() and not _is_utf8(raw):
+        return decode_capture_line(raw, path=path, line_index=line_index)
+    return line  # type: ignore[no-any-return]
 
 
 def decode_line_without_payloads(
@@ -248,12 +264,36 @@ def _derive(line: CaptureLine) -> Derived:
         return Derived()
 
 
-_T = TypeVar("_T")
-
-
-def _known(value: _T | None | msgspec.UnsetType) -> _T | None:
-    """The value of an optional line field, None when it is absent (`UNSET`)."""
-    return None if isinstance(value, msgspec.UnsetType) else value
+# Every record of a read is a copy of this blank one (every field null or at its default),
+# filled in field by field: a call with more than 15 keywords passes them to msgspec as a
+# dict (CPython's compiler builds one past 30 stack items), and a record has 23 required
+# fields; the copy and its stores cost half of that call (docs/performance.md, row 8e).
+_BLANK = ModelCallRecord(
+    model_call_id=None,
+    response_id=None,
+    call_index=0,
+    model_ref=None,
+    model=None,
+    dialect=None,
+    status_code=None,
+    response_status=None,
+    finish_reason=None,
+    started_at=None,
+    completed_at=None,
+    tokens_in=None,
+    tokens_out=None,
+    tokens_reasoning=None,
+    tokens_total=None,
+    cached_tokens=None,
+    cache_hit=None,
+    cache_creation_tokens=None,
+    tool_calls=[],  # replaced in every copy, never appended to
+    reasoning_content=None,
+    error_category=None,
+    latency_total_ms=None,
+    latency_ttft_ms=None,
+)
+_blank_record: Callable[[], ModelCallRecord] = _BLANK.__copy__  # type: ignore[attr-defined]
 
 
 def build_model_call_record(
@@ -266,67 +306,64 @@ def build_model_call_record(
     `payloads` the record's four payload fields are left unset.
     """
     d = _derive(line)
-    if not payloads:
-        return _record(line, call_index, d, UNSET, UNSET, UNSET, UNSET)
-    return _record(
-        line,
-        call_index,
-        d,
-        line.request,
-        line.response,
-        _known(line.request_raw),
-        _known(line.response_raw),
-    )
+    record = _blank_record()
+    record.model_call_id = line.model_call_id
+    record.response_id = d.response_id
+    record.call_index = call_index
+    record.model_ref = line.model_ref
+    record.model = d.model
+    record.dialect = line.dialect
+    record.status_code = line.status_code
+    record.response_status = d.response_status
+    record.finish_reason = d.finish_reason
+    record.started_at = line.started_at
+    record.completed_at = line.completed_at
+    record.tokens_in = d.tokens_in
+    record.tokens_out = d.tokens_out
+    record.tokens_reasoning = d.tokens_reasoning
+    record.tokens_total = d.tokens_total
+    record.cached_tokens = d.cached_tokens
+    record.cache_hit = d.cache_hit
+    record.cache_creation_tokens = d.cache_creation_tokens
+    record.tool_calls = d.tool_calls  # `derive`'s own new list, handed over
+    record.reasoning_content = d.reasoning_content
+    record.error_category = line.error_category
+    record.latency_total_ms = line.latency_ms
+    record.latency_ttft_ms = line.latency_ttft_ms
+    if payloads:  # else the four payload fields stay unset
+        record.request = line.request
+        record.response = line.response
+        # Absent from the line (`UNSET`): null in the record.
+        record.request_raw = None if line.request_raw is UNSET else line.request_raw
+        record.response_raw = None if line.response_raw is UNSET else line.response_raw
+    _set_rare_fields(record, line, d)
+    return record
 
 
-def _record(
-    line: CaptureLine,
-    call_index: int,
-    d: Derived,
-    request: Any,
-    response: Any,
-    request_raw: str | None | msgspec.UnsetType,
-    response_raw: str | None | msgspec.UnsetType,
-) -> ModelCallRecord:
-    return ModelCallRecord(
-        model_call_id=line.model_call_id,
-        response_id=d.response_id,
-        call_index=call_index,
-        model_ref=line.model_ref,
-        model=d.model,
-        dialect=line.dialect,
-        status_code=line.status_code,
-        response_status=d.response_status,
-        finish_reason=d.finish_reason,
-        started_at=line.started_at,
-        completed_at=line.completed_at,
-        tokens_in=d.tokens_in,
-        tokens_out=d.tokens_out,
-        tokens_reasoning=d.tokens_reasoning,
-        tokens_total=d.tokens_total,
-        cached_tokens=d.cached_tokens,
-        cache_hit=d.cache_hit,
-        cache_creation_tokens=d.cache_creation_tokens,
-        tool_calls=list(d.tool_calls),
-        reasoning_content=d.reasoning_content,
-        error_category=line.error_category,
-        latency_total_ms=line.latency_ms,
-        latency_ttft_ms=line.latency_ttft_ms,
-        request=request,
-        response=response,
-        request_raw=request_raw,
-        response_raw=response_raw,
-        capture_cut=line.capture_cut is True,
-        client_session_id=_known(line.client_session_id),
-        upstream_attempted=_known(line.upstream_attempted),
-        response_source=_known(line.response_source),
-        upstream_status_code=_known(line.upstream_status_code),
-        local_response_reason=_known(line.local_response_reason),
-        prompt_token_ids=d.prompt_token_ids,
-        generation_token_ids=d.generation_token_ids,
-        generation_log_probs=d.generation_log_probs,
-        derivation_problems=d.derivation_problems,
-    )
+def _set_rare_fields(record: ModelCallRecord, line: CaptureLine, d: Derived) -> None:
+    """Set the record's fields most lines leave at their default, where they do not."""
+    if line.capture_cut is True:
+        record.capture_cut = True
+    if line.client_session_id is not UNSET:
+        record.client_session_id = line.client_session_id
+    if line.upstream_attempted is not UNSET:
+        record.upstream_attempted = line.upstream_attempted
+    if line.response_source is not UNSET:
+        record.response_source = line.response_source
+    if line.upstream_status_code is not UNSET:
+        record.upstream_status_code = line.upstream_status_code
+    if line.local_response_reason is not UNSET:
+        record.local_response_reason = line.local_response_reason
+    if d.derivation_problems is not UNSET:
+        record.derivation_problems = d.derivation_problems
+    if (
+        d.prompt_token_ids is not None
+        or d.generation_token_ids is not None
+        or d.generation_log_probs is not None
+    ):
+        record.prompt_token_ids = d.prompt_token_ids
+        record.generation_token_ids = d.generation_token_ids
+        record.generation_log_probs = d.generation_log_probs
 
 
 def read_model_call_records(

@@ -11,7 +11,6 @@ Sizes: CI by default; `MCC_NIGHTLY=1` generates >= 100k inputs in all.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import gzip
 import os
 import re
@@ -233,7 +232,7 @@ def _check_record(line: CaptureLine) -> None:
         # that net must not be what lets this pass: derive outside it, and the record
         # must hold what was derived.
         derived = derive_uncaught(line.dialect, line.request, line.response)
-        for name in (f.name for f in dataclasses.fields(derived)):
+        for name in (f.name for f in msgspec.structs.fields(derived)):
             assert getattr(record, name) == getattr(derived, name), name
     # The record satisfies its schema constraints (counts >= 0, ...) once written and read.
     msgspec.json.decode(_codec.encode(record), type=ModelCallRecord)

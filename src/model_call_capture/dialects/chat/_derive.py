@@ -98,10 +98,6 @@ def _nonempty(value: object) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-def _detail(details: object, name: str) -> object:
-    return getattr(details, name) if isinstance(details, _TokenDetails) else None
-
-
 def derive(request: Payload, response: Payload) -> Derived:
     """Derive record facts from a request and a `chat.completion` (possibly null); never raises.
 
@@ -116,36 +112,68 @@ def derive(request: Payload, response: Payload) -> Derived:
 
 
 def _derive(request: Payload, resp: _ResponseView) -> Derived:
-    usage = resp.usage if isinstance(resp.usage, _UsageView) else _NO_USAGE
+    usage = resp.usage if type(resp.usage) is _UsageView else _NO_USAGE
     tokens_in = token_count(usage.prompt_tokens)
     tokens_out = token_count(usage.completion_tokens)
     total = token_count(usage.total_tokens)
     if total is None and tokens_in is not None and tokens_out is not None:
         total = tokens_in + tokens_out
-    cached = token_count(_detail(usage.prompt_tokens_details, "cached_tokens"))
+    details = usage.prompt_tokens_details
+    cached = token_count(details.cached_tokens) if type(details) is _TokenDetails else None
     if cached is None:
         cached = token_count(usage.prompt_cache_hit_tokens)  # DeepSeek
+    details = usage.completion_tokens_details
     choices = resp.choices
     first = (
         choices[0]
-        if isinstance(choices, list) and choices and isinstance(choices[0], _ChoiceView)
+        if type(choices) is list and choices and type(choices[0]) is _ChoiceView
         else _NO_CHOICE
     )
-    message = first.message if isinstance(first.message, _MessageView) else _NO_MESSAGE
+    message = first.message if type(first.message) is _MessageView else _NO_MESSAGE
+    raw_calls = message.tool_calls
+    model = resp.model
+    derived = Derived(
+        response_id=_nonempty(resp.id),
+        model=model if isinstance(model, str) and model else _nonempty(request_model(request)),
+        finish_reason=_nonempty(first.finish_reason),
+        tokens_in=tokens_in,
+        tokens_out=tokens_out,
+        tokens_reasoning=(
+            token_count(details.reasoning_tokens) if type(details) is _TokenDetails else None
+        ),
+        tokens_total=total,
+        cached_tokens=cached,
+        cache_hit=None if cached is None else cached > 0,
+        tool_calls=(
+            _tool_calls(raw_calls, message.function_call)
+            if raw_calls is not None or message.function_call is not None
+            else []
+        ),
+        reasoning_content=_nonempty(message.reasoning_content) or _nonempty(message.reasoning),
+    )
     logprobs = first.logprobs
-    tokens = (
-        NO_TOKENS  # the common case, decided without building a candidate
-        if resp.prompt_token_ids is None
+    if (  # the common case, decided without building a candidate
+        resp.prompt_token_ids is None
         and first.token_ids is None
         and message.prompt_token_ids is None
         and message.generation_token_ids is None
         and message.generation_log_probs is None
         and (type(logprobs) is not _LogprobsView or logprobs.content is None)
-        and (not isinstance(choices, list) or len(choices) < 2)
-        else _tokens(resp)
-    )
+        and (type(choices) is not list or len(choices) < 2)
+    ):
+        return derived  # no token fields: the defaults are what the record holds
+    tokens = _tokens(resp)
+    if tokens is not NO_TOKENS:
+        derived.prompt_token_ids = tokens.prompt_token_ids
+        derived.generation_token_ids = tokens.generation_token_ids
+        derived.generation_log_probs = tokens.generation_log_probs
+        derived.derivation_problems = tokens.problems or msgspec.UNSET
+    return derived
+
+
+def _tool_calls(raw_calls: object, legacy: object) -> list[ToolCall]:
+    """The first choice's tool calls, then its legacy `function_call` (when present)."""
     tool_calls: list[ToolCall] = []
-    raw_calls = message.tool_calls
     for call in raw_calls if isinstance(raw_calls, list) else []:
         if not isinstance(call, _ToolCallView):
             continue
@@ -157,7 +185,6 @@ def _derive(request: Payload, resp: _ResponseView) -> Derived:
                 arguments=None if function is None else tool_arguments(function.arguments),
             )
         )
-    legacy = message.function_call
     if isinstance(legacy, _FunctionView):
         tool_calls.append(
             ToolCall(
@@ -166,27 +193,7 @@ def _derive(request: Payload, resp: _ResponseView) -> Derived:
                 arguments=tool_arguments(legacy.arguments),
             )
         )
-    derived = Derived(
-        response_id=_nonempty(resp.id),
-        model=_nonempty(resp.model) or _nonempty(request_model(request)),
-        response_status=None,
-        finish_reason=_nonempty(first.finish_reason),
-        tokens_in=tokens_in,
-        tokens_out=tokens_out,
-        tokens_reasoning=token_count(_detail(usage.completion_tokens_details, "reasoning_tokens")),
-        tokens_total=total,
-        cached_tokens=cached,
-        cache_hit=None if cached is None else cached > 0,
-        cache_creation_tokens=None,
-        tool_calls=tool_calls,
-        reasoning_content=_nonempty(message.reasoning_content) or _nonempty(message.reasoning),
-    )
-    if tokens is not NO_TOKENS:  # most responses have none: their defaults are what they hold
-        derived.prompt_token_ids = tokens.prompt_token_ids
-        derived.generation_token_ids = tokens.generation_token_ids
-        derived.generation_log_probs = tokens.generation_log_probs
-        derived.derivation_problems = tokens.problems or msgspec.UNSET
-    return derived
+    return tool_calls
 
 
 def _candidates(resp: _ResponseView, index: int, choice: _ChoiceView) -> Candidates:

@@ -83,16 +83,13 @@ class _ResponseView(msgspec.Struct, gc=False):
 
 
 _response_view = msgspec.json.Decoder(_ResponseView)
+_NO_RESPONSE = _ResponseView()  # read, never written
 _NO_USAGE = _UsageView()
 _NO_LOGPROB = _TokenLogprobView()
 
 
 def _str(value: Any) -> str | None:
     return value if isinstance(value, str) else None
-
-
-def _detail(details: object, name: str) -> object:
-    return getattr(details, name) if isinstance(details, _TokenDetails) else None
 
 
 def derive(request: Payload, response: Payload) -> Derived:
@@ -104,20 +101,22 @@ def derive(request: Payload, response: Payload) -> Derived:
     `custom_tool_call` items; reasoning is every summary and reasoning text, in order,
     joined by a newline.
     """
-    resp = decode_view(response, _response_view) or _ResponseView()
-    usage = resp.usage if isinstance(resp.usage, _UsageView) else _NO_USAGE
+    resp = decode_view(response, _response_view) or _NO_RESPONSE
+    usage = resp.usage if type(resp.usage) is _UsageView else _NO_USAGE
     tokens_in = token_count(usage.input_tokens)
     tokens_out = token_count(usage.output_tokens)
     tokens_total = token_count(usage.total_tokens)
     if tokens_total is None and tokens_in is not None and tokens_out is not None:
         tokens_total = tokens_in + tokens_out
-    cached = token_count(_detail(usage.input_tokens_details, "cached_tokens"))
+    details = usage.input_tokens_details
+    cached = token_count(details.cached_tokens) if type(details) is _TokenDetails else None
+    details = usage.output_tokens_details
     tool_calls: list[ToolCall] = []
     reasoning: list[str] = []
     output = resp.output
     token_fields = False
-    for item in output if isinstance(output, list) else []:
-        if not isinstance(item, _ItemView):
+    for item in output if type(output) is list else ():
+        if type(item) is not _ItemView:
             continue
         kind = item.type
         if not token_fields:
@@ -149,7 +148,9 @@ def derive(request: Payload, response: Payload) -> Derived:
         finish_reason=_str(incomplete.reason) if isinstance(incomplete, _IncompleteView) else None,
         tokens_in=tokens_in,
         tokens_out=tokens_out,
-        tokens_reasoning=token_count(_detail(usage.output_tokens_details, "reasoning_tokens")),
+        tokens_reasoning=(
+            token_count(details.reasoning_tokens) if type(details) is _TokenDetails else None
+        ),
         tokens_total=tokens_total,
         cached_tokens=cached,
         cache_hit=None if cached is None else cached > 0,
