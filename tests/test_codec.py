@@ -1,8 +1,8 @@
 """`_codec.kept_heap` and `bulk_decoding`: what they ask of the allocator, and when.
 
-What the heap settings save is measured in benchmarks/ (docs/performance.md, "Scale");
-here a spy stands in for glibc's `mallopt` (its settings cannot be read back), and one
-test calls the real one.
+What the heap settings save is measured in benchmarks/ (docs/performance-history.md,
+"Reading faster"); here a spy stands in for glibc's `mallopt` (its settings cannot be
+read back), and one test calls the real one.
 """
 
 from __future__ import annotations

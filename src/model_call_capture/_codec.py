@@ -127,8 +127,8 @@ def kept_heap() -> Iterator[None]:
     Reading capture files makes a new buffer of tens of kilobytes per line, freed before
     the next: glibc gave the top of its heap back to the system after nearly every line,
     and served each 1 MiB read chunk with a fresh `mmap`, then faulted the same pages in
-    again (docs/performance.md, "Scale": about 40% of the time of an export without
-    payloads). In the block glibc keeps 16 MiB of free heap on top (`M_TOP_PAD`, default
+    again (docs/performance-history.md, "Reading faster": about 40% of the time of an
+    export without payloads). In the block glibc keeps 16 MiB of free heap on top (`M_TOP_PAD`, default
     128 KiB) and serves blocks up to 4 MiB from the heap (`M_MMAP_THRESHOLD`, default
     128 KiB); a longer line still gets its own mapping, given back when freed. Blocks
     nest, in any thread; the pad comes back to its default when the last ends. The 4 MiB

@@ -12,7 +12,7 @@ that cannot be told, they come from a fork server (`multiprocessing`'s `forkserv
 start method), a fresh interpreter that imports the workers' modules once
 (`set_forkserver_preload`) and forks each worker from itself: a worker starts with those
 imports done and nothing of the caller's threads. A fork is the cheaper of the two (no
-second interpreter, no second import: docs/performance.md, "Workers from a fork server").
+second interpreter, no second import: docs/performance-history.md, "Workers from a fork server").
 """
 
 from __future__ import annotations
