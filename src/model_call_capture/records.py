@@ -139,16 +139,7 @@ def decode_line_lazily(raw: bytes, *, path: Path | None, line_index: int | None)
     lines it cannot take): the payloads are an object's JSON text (`msgspec.Raw`) or
     None, or dicts when the line had to be decoded again.
     """
-    # `_decode_checked` spelled out: every line of a read passes here.
-    try:
-        line = _lazy_line.decode(raw)
-        line.request = _object_text(line.request)
-        line.response = _object_text(line.response)
-    except _REFUSED:
-        return decode_capture_line(raw, path=path, line_index=line_index)
-    if not raw.isascii() and not _is_utf8(raw):
-        return decode_capture_line(raw, path=path, line_index=line_index)
-    return line  # type: ignore[no-any-return]
+    return _decode_checked(_lazy_line, _object_text, raw, path, line_index, decode_capture_line)
 
 
 def decode_line_without_payloads(

@@ -92,16 +92,8 @@ def take(state: StreamState, data: bytes) -> bool:
                 if delta.role and not target.role:
                     target.role = delta.role
                 parts = target.parts
-                content = delta.content
-                if content is not UNSET:
-                    if content is None:
-                        parts.setdefault("content", None)
-                    else:
-                        old = parts.get("content")
-                        if old is None:
-                            parts["content"] = TextParts(content)
-                        else:
-                            old.append(content)
+                if delta.content is not UNSET:
+                    _text(parts, "content", delta.content)
                 if delta.reasoning_content is not UNSET:
                     _text(parts, "reasoning_content", delta.reasoning_content)
                 if delta.reasoning is not UNSET:
