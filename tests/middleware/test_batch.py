@@ -8,12 +8,16 @@ from __future__ import annotations
 
 import asyncio
 import errno
+import itertools
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
+from conftest import CORPUS
 from model_call_capture.middleware import _call
 from model_call_capture.reassembly import StreamReassembler
 
@@ -119,3 +123,56 @@ def test_the_first_token_is_timed_by_the_chunk_that_carried_it(
     assert line["latency_ms"] >= 200
     assert line["latency_ttft_ms"] < 100
     assert len(fed) == 2
+
+
+def _completing_chunk(dialect: str, chunks: list[bytes]) -> int:
+    """The index of the chunk that completes the terminal event (len(chunks) if none).
+
+    The oracle: the reassembler fed one chunk at a time and asked after each, as the
+    middleware did before it fed batches.
+    """
+    reassembler = StreamReassembler(dialect)
+    for i, chunk in enumerate(chunks):
+        reassembler.feed(chunk)
+        if reassembler.terminal is not None:
+            return i
+    return len(chunks)
+
+
+_STREAMS = {
+    dialect: sorted(CORPUS.glob(f"streams/{dialect}/*.sse"))
+    for dialect in ("chat", "responses", "messages")
+}
+
+
+@settings(
+    max_examples=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(data=st.data())
+def test_any_chunking_holds_exactly_the_chunk_that_completes_the_terminal_event(
+    tmp_path: Path, data: st.DataObject
+) -> None:
+    # A recorded stream of any dialect, cut at arbitrary points (markers and events
+    # straddle chunks): everything before the chunk that completes the terminal event
+    # goes out before the line is on disk, that chunk and everything after only once it is.
+    dialect = data.draw(st.sampled_from(sorted(_STREAMS)))
+    stream = data.draw(st.sampled_from(_STREAMS[dialect])).read_bytes()
+    cuts = data.draw(st.lists(st.integers(1, max(len(stream) - 1, 1)), max_size=40))
+    # and near the end, where the terminal markers are: cuts inside them are likely
+    cuts += data.draw(st.lists(st.integers(max(len(stream) - 120, 1), len(stream)), max_size=8))
+    bounds = [0, *sorted(set(cuts)), len(stream)]
+    chunks = [stream[a:b] for a, b in itertools.pairwise(bounds) if b > a]
+    k = _completing_chunk(dialect, chunks)
+    rollout = new_rollout()
+    reply = post(
+        capturing(tmp_path, app=_app(chunks)),
+        rollout,
+        b"{}",
+        dialect,
+        watch=tmp_path / f"{rollout}.capture.jsonl",
+    )
+    before = [bytes(m.get("body", b"")) for m, lines in reply.body_messages if lines == 0]
+    after = [bytes(m.get("body", b"")) for m, lines in reply.body_messages if lines == 1]
+    assert (before, after) == (chunks[:k], [*chunks[k:], b""])
