@@ -13,18 +13,18 @@ response can rely on its line being on disk, so the end waits for the write:
   message goes out at once;
 - a stream: every chunk goes out as it arrives (until the first token each is reassembled
   just after; then the chunks that cannot complete the terminal event, `_ends`, are
-  reassembled in batches) until the chunk that completes the dialect's terminal event.
-  That chunk is held (the app is not blocked) until the app's next response message or until the app returns or raises, whichever comes first; then
-  the line is written and the held chunk is released, followed by that next message.
-  Waiting for the next message rather than writing at the terminal chunk lets the record
-  see how the call really ended (an app that raises right after the terminal event is
-  recorded as `exception`, with the complete reconstruction), and it costs nothing in
-  practice: apps send the closing message right after the terminal event. Waiting for
-  the app to return instead would hold the end of every response while background tasks
-  run (Starlette runs them after the response, inside the app call). An app that stalls
-  after the terminal event without closing the response also stalls the SDK clients,
-  which read a stream to its end. Past the byte cap (below) the middleware no longer
-  sees terminal events, so only the closing message waits for the line.
+  reassembled in batches) until the chunk that completes the dialect's terminal event. That
+  chunk is held (the app is not blocked) until the app's next response message or until the
+  app returns or raises, whichever comes first; then the line is written and the held chunk
+  is released, followed by that next message. Waiting for the next message rather than
+  writing at the terminal chunk lets the record see how the call really ended (an app that
+  raises right after the terminal event is recorded as `exception`, with the complete
+  reconstruction), and it costs nothing in practice: apps send the closing message right
+  after the terminal event. Waiting for the app to return instead would hold the end of
+  every response while background tasks run (Starlette runs them after the response, inside
+  the app call). An app that stalls after the terminal event without closing the response
+  also stalls the SDK clients, which read a stream to its end. Past the byte cap (below) the
+  middleware no longer sees terminal events, so only the closing message waits for the line.
 
 `completed_at` is therefore the moment the app finished the response (its closing
 message, or the message after the terminal event), returned, or raised, whichever came
