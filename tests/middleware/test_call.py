@@ -324,9 +324,10 @@ def test_a_failure_inside_the_reassembler_mid_stream_loses_the_capture_not_the_c
     line = only_line(tmp_path, rollout)
     assert line["error_category"] == "capture_parse_error"
     assert line["response"] is None
-    # Kept as the raw text of a failed capture: what the reassembler took before it failed
-    # (the first chunk; the later ones were fed in one batch, with the fourth).
-    assert line["response_raw"] == chunks[0].decode()
+    # Kept as the raw text of a failed capture: every chunk the reassembler was given, the
+    # batch it failed on included (the chunks after the first were fed in one batch, when
+    # `[DONE]` could end the stream).
+    assert line["response_raw"] == b"".join(chunks).decode()
 
 
 def test_stream_chunks_past_the_memory_budget_stop_the_capture_not_the_stream(

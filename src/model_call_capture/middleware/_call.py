@@ -381,9 +381,9 @@ class CapturedCall:
             self.captured += len(data)
             self.room = min(self.limit - self.captured, BATCH_BYTES)
             if self.reassembler is not None:
-                self.reassembler.feed(data)
-                if self.raw is not None:
+                if self.raw is not None:  # first: a batch the reassembler fails on stays in it
                     self.raw += data
+                self.reassembler.feed(data)
                 if self.ttft_ms is None and self.reassembler.content_seen:
                     self.ttft_ms = self._elapsed_ms(now)
             else:
