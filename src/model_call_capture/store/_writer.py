@@ -16,8 +16,8 @@ import threading
 
 from .. import _codec
 from ..contracts import CaptureLine
-from ._files import Creation, open_or_create
-from ._locking import flock
+from ._files import Creation, check_opened, open_unchecked
+from ._locking import flock, try_exclusive
 
 __all__ = ["append", "forget", "line_bytes"]
 
@@ -230,16 +230,24 @@ def _write_durably(
 def _open_locked(path: str, creation: Creation) -> tuple[int, os.stat_result]:
     """Open the capture file for appending and take its exclusive lock: (fd, its stat).
 
+    What is not a regular file of ours is refused (`check_opened`) before we wait for its
+    lock: a file planted by another user, who holds its lock, would otherwise hold this
+    writer forever. A lock taken at once (the usual case) is checked with one `fstat`
+    taken under it, which also gives the size and the links below.
+
     `clear()` unlinks under the same lock, so a file found unlinked once the lock is
     held was cleared after we opened it: open the fresh one instead of writing a
     line nobody will read.
     """
     while True:
-        # `open_or_create` refuses what is not a regular file of ours before we lock it.
-        fd = open_or_create(path, os.O_RDWR | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC, creation)
+        fd = open_unchecked(path, os.O_RDWR | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC, creation)
         try:
-            flock(fd, fcntl.LOCK_EX)
-            st = os.fstat(fd)
+            if try_exclusive(fd):
+                st = check_opened(fd, path, creation)
+            else:
+                check_opened(fd, path, creation)
+                flock(fd, fcntl.LOCK_EX)
+                st = os.fstat(fd)
             if st.st_nlink > 0:
                 return fd, st
         except BaseException:
