@@ -757,6 +757,142 @@ def test_an_interrupted_batch_leader_fails_its_batch_and_releases_the_file(
     assert [line.model_call_id for line in store.read("r")] == ["first", "held", "after"]
 
 
+def test_an_append_to_a_free_file_checks_it_with_the_one_fstat_taken_under_its_lock(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The lock taken at once: the ownership, mode, link and size checks share one fstat,
+    # taken once the lock is held (a file replaced before that is still seen: nlink 0).
+    store = CaptureStore(tmp_path)
+    store.append("r", _line("first"))  # created already: the creation's own fstat is not counted
+    real_fstat, real_flock = os.fstat, fcntl.flock
+    calls: list[str] = []
+
+    def fstat(fd: int) -> os.stat_result:
+        calls.append("fstat")
+        return real_fstat(fd)
+
+    def flock(fd: int, operation: int) -> None:
+        calls.append("unlock" if operation == fcntl.LOCK_UN else "lock")
+        real_flock(fd, operation)
+
+    monkeypatch.setattr(os, "fstat", fstat)
+    monkeypatch.setattr(fcntl, "flock", flock)
+    store.append("r", _line("second"))
+    monkeypatch.undo()
+    assert calls == ["lock", "fstat", "unlock"]
+    assert [line.model_call_id for line in store.read("r")] == ["first", "second"]
+
+
+def test_a_planted_file_whose_lock_is_held_is_refused_without_waiting_for_it(
+    tmp_path: Path,
+) -> None:
+    # Another user's file (here: one others may write, planted under the capture name)
+    # whose lock its planter holds: refused before the append waits for that lock, which
+    # might never be released.
+    store = CaptureStore(tmp_path)
+    path = store.path("r")
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    os.fchmod(fd, 0o666)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    outcome: list[BaseException | None] = []
+
+    def append() -> None:
+        try:
+            store.append("r", _line("x"))
+            outcome.append(None)
+        except BaseException as exc:
+            outcome.append(exc)
+
+    writer = threading.Thread(target=append, daemon=True)
+    writer.start()
+    writer.join(10)
+    stuck = writer.is_alive()
+    os.close(fd)  # releases the lock: a writer that waited for it returns now
+    writer.join(10)
+    assert not stuck, "the append waited for the lock of a file it must refuse"
+    assert len(outcome) == 1 and isinstance(outcome[0], OSError)
+    assert outcome[0].errno == errno.EPERM and "lets other users change or read it" in str(
+        outcome[0]
+    )
+    assert path.read_bytes() == b""
+
+
+def _durable_batch_and_a_late_leader(
+    store: CaptureStore, fsync: _TwiceHeldFsync
+) -> tuple[list[threading.Thread], dict[str, BaseException | None], threading.Thread]:
+    """`_start_batch` with two lines, that batch held in its fsync, and one more append
+    ("late") waiting to lead the next batch."""
+    threads, outcome = _start_batch(store, fsync, 2)
+    fsync.release.set()
+    assert fsync.second_entered.wait(10)  # the batch of f0 and f1 is in its fsync
+
+    def late_append() -> None:
+        try:
+            store.append("r", _line("late"))
+            outcome["late"] = None
+        except BaseException as exc:
+            outcome["late"] = exc
+
+    late = threading.Thread(target=late_append)
+    late.start()
+    group = _writer._groups[os.fspath(store.path("r"))]
+    for _ in range(500):
+        if group.pending is not None and len(group.pending.lines) == 1:
+            break
+        threading.Event().wait(0.01)
+    assert group.pending is not None and len(group.pending.lines) == 1
+    return threads, outcome, late
+
+
+def test_a_durable_batch_returns_while_the_next_leader_waits_for_another_process_lock(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The threads of a batch whose fsync is done are woken by the next batch's leader once
+    # its line is written (they then run during its fsync); when that leader must first
+    # wait for the file's lock (another process writing), they are woken before it waits.
+    store = CaptureStore(tmp_path)
+    store.append("r", _line("first"))
+    fsync = _TwiceHeldFsync()
+    monkeypatch.setattr(os, "fsync", fsync)
+    threads, outcome, late = _durable_batch_and_a_late_leader(store, fsync)
+    other = os.open(store.path("r"), os.O_WRONLY)  # stands for another process's descriptor
+    fcntl.flock(other, fcntl.LOCK_EX)
+    try:
+        fsync.release_second.set()
+        for t in threads:
+            t.join(10)
+        returned = [not t.is_alive() for t in threads]
+        late_waiting = late.is_alive()
+    finally:
+        os.close(other)
+    late.join(10)
+    assert returned == [True, True, True], "a durable line waited for another process's lock"
+    assert late_waiting and not late.is_alive()
+    assert outcome == dict.fromkeys(["leader", "f0", "f1", "late"])
+    ids = [str(line.model_call_id) for line in store.read("r")]
+    assert ids[:2] == ["first", "leader"] and sorted(ids[2:4]) == ["f0", "f1"]
+    assert ids[4:] == ["late"]
+
+
+def test_a_durable_batch_returns_when_the_next_leader_fails_before_writing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The next leader's write fails before any byte is out (injected: the open's own
+    # failures are covered above); the batch before it, durable, still returns, as itself.
+    store = CaptureStore(tmp_path)
+    store.append("r", _line("first"))
+    fsync = _TwiceHeldFsync()
+    monkeypatch.setattr(os, "fsync", fsync)
+    threads, outcome, late = _durable_batch_and_a_late_leader(store, fsync)
+    error = OSError(errno.EACCES, "Permission denied")
+    monkeypatch.setattr(_writer, "_write_durably", lambda path, lines, creation: [error])
+    fsync.release_second.set()
+    for t in [*threads, late]:
+        t.join(10)
+        assert not t.is_alive(), "a durable line waited for a leader that failed"
+    assert outcome == {"leader": None, "f0": None, "f1": None, "late": error}
+
+
 def test_an_append_through_a_group_dropped_meanwhile_still_writes_whole_lines(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
