@@ -54,7 +54,7 @@ class _Batch:
 class _Group:
     """Group-commit state of one capture file in this process."""
 
-    __slots__ = ("busy", "durable", "lock", "pending")
+    __slots__ = ("busy", "lock", "pending")
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
@@ -62,8 +62,6 @@ class _Group:
         """True while a leader writes the file or a batch waits for its leader to start."""
         self.pending: _Batch | None = None
         """The batch new lines join while the file is busy."""
-        self.durable: _Batch | None = None
-        """A batch made durable whose threads the next leader wakes once its write is out."""
 
 
 _groups: dict[str, _Group] = {}
@@ -134,14 +132,8 @@ def _group(path: str) -> _Group:
         return group
 
 
-def _hand_over(path: str, group: _Group, done: _Batch | None = None) -> None:
+def _hand_over(path: str, group: _Group) -> None:
     """A leader is done: start the waiting batch's leader, or mark the file idle.
-
-    The leader's own batch `done` (its lines durable or failed, `errors` set) is woken
-    here when the file goes idle; when another batch waits, its leader wakes `done` once
-    it has written (`_wake_durable`): the threads of `done` then run while the disk
-    syncs the next batch, instead of contending for the GIL with that leader's open,
-    lock and write, which the next fsync waits for.
 
     An idle file's group is dropped, so `_groups` is bounded by the files being written.
     A thread that took the group just before may still use it: it then writes its line
@@ -152,27 +144,12 @@ def _hand_over(path: str, group: _Group, done: _Batch | None = None) -> None:
         after = group.pending
         group.pending = None
         group.busy = after is not None
-        if after is not None and done is not None and group.durable is None:
-            group.durable, done = done, None
     if after is not None:
         after.turn.release()
-    if done is not None:
-        done.done.release()
-    if after is not None:
         return
     with _groups_lock:
         if _groups.get(path) is group:
             del _groups[path]
-
-
-def _wake_durable(group: _Group | None) -> None:
-    """Wake the threads of the batch the previous leader left to this one (if any)."""
-    if group is None or group.durable is None:
-        return
-    with group.lock:
-        batch, group.durable = group.durable, None
-    if batch is not None:
-        batch.done.release()
 
 
 def _lead(path: str, group: _Group, batch: _Batch, creation: Creation) -> None:
@@ -181,15 +158,15 @@ def _lead(path: str, group: _Group, batch: _Batch, creation: Creation) -> None:
         batch.turn.acquire()
         errors = _write_durably(path, batch.lines, creation)
     except BaseException as exc:  # not an OSError (interrupted): release the others all the same
-        _wake_durable(group)
+        _hand_over(path, group)  # first: a batch still waiting is detached, so no line joins it now
         batch.errors = [OSError(errno.EIO, f"capture write interrupted: {exc!r}")] * len(
             batch.lines
         )
-        _hand_over(path, group, batch)  # a batch still waiting is detached: no line joins it now
+        batch.done.release()
         raise
-    _wake_durable(group)  # when the write did not (it failed before writing)
+    _hand_over(path, group)
     batch.errors = errors
-    _hand_over(path, group, batch)
+    batch.done.release()
 
 
 def _write_durably(
@@ -222,7 +199,6 @@ def _write_durably(
                 flock(fd, fcntl.LOCK_UN)
         except OSError as exc:
             return [exc] * len(lines)
-        _wake_durable(_groups.get(path))  # our lines are out: the batch before ours may go
         errors: list[OSError | None] | None = None
         if write_error is None:
             if len(_ends) >= _CACHE_MAX:
@@ -270,7 +246,6 @@ def _open_locked(path: str, creation: Creation) -> tuple[int, os.stat_result]:
                 st = check_opened(fd, path, creation)
             else:
                 check_opened(fd, path, creation)
-                _wake_durable(_groups.get(path))  # its lines must not wait on another process
                 flock(fd, fcntl.LOCK_EX)
                 st = os.fstat(fd)
             if st.st_nlink > 0:
