@@ -817,6 +817,25 @@ def test_a_planted_file_whose_lock_is_held_is_refused_without_waiting_for_it(
     assert path.read_bytes() == b""
 
 
+def test_a_planted_file_is_refused_as_such_when_its_lock_also_fails(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The lock is tried before the checks when it is free; a lock that fails on a file that
+    # is not ours must still report the refusal (what the user can fix), not the lock error.
+    store = CaptureStore(tmp_path)
+    path = store.path("r")
+    os.close(os.open(path, os.O_WRONLY | os.O_CREAT, 0o600))
+    path.chmod(0o666)
+
+    def broken(fd: int, operation: int) -> None:
+        raise OSError(errno.EIO, "Input/output error")
+
+    monkeypatch.setattr(fcntl, "flock", broken)
+    with pytest.raises(OSError, match="lets other users change or read it") as caught:
+        store.append("r", _line("x"))
+    assert caught.value.errno == errno.EPERM
+
+
 def test_an_append_through_a_group_dropped_meanwhile_still_writes_whole_lines(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

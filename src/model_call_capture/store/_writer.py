@@ -242,7 +242,12 @@ def _open_locked(path: str, creation: Creation) -> tuple[int, os.stat_result]:
     while True:
         fd = open_unchecked(path, os.O_RDWR | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC, creation)
         try:
-            if try_exclusive(fd):
+            try:
+                free = try_exclusive(fd)
+            except OSError:
+                check_opened(fd, path, creation)  # what is not ours is refused as such first
+                raise
+            if free:
                 st = check_opened(fd, path, creation)
             else:
                 check_opened(fd, path, creation)
