@@ -1,9 +1,10 @@
 """DuckDB doing `mcc export`'s job: the same columns with the same values, from the same lines.
 
 `FAIR_COLUMNS` is what a competent DuckDB user writes to export the records without
-payloads: one `read_json` whose `request` and `response` columns are typed as STRUCTs
-holding only the members the dialects' `derive` reads (DuckDB then builds nothing for the
-rest of a payload), and per dialect the rules of `dialects/*/_derive.py` in SQL: token
+payloads: one `read_json` whose `request` is typed `STRUCT(model VARCHAR)` (DuckDB then
+builds nothing for the rest of it) and whose `response` is `json_transform`ed once into a
+STRUCT of the members the dialects' `derive` reads (`RESPONSE_SHAPE`; the fastest of the
+forms tried, docs/performance.md), and per dialect the rules of `dialects/*/_derive.py` in SQL: token
 counts that must be non-negative integers, Anthropic input tokens with cache reads and
 writes folded in, totals summed where the response has none, tool calls as
 list<struct> with their arguments parsed as JSON (`{"_raw": text}` when they are not),
@@ -24,6 +25,7 @@ relative), so a baseline that does a different job shows it.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +33,7 @@ __all__ = [
     "FAIR_COLUMNS",
     "FAIR_SOURCE",
     "OMITTED",
+    "RESPONSE_SHAPE",
     "SHORT_COLUMNS",
     "SHORT_PAYLOADS_QUERY",
     "SHORT_QUERY",
@@ -38,6 +41,7 @@ __all__ = [
     "copy_sql",
     "mismatches",
     "query_sql",
+    "struct_type",
 ]
 
 OMITTED = (
@@ -48,29 +52,67 @@ OMITTED = (
 )
 """Columns of `record_schema()` the DuckDB baseline does not write (see the module text)."""
 
-_COUNT = "BIGINT"
-_RESPONSE = f"""STRUCT(
-    id VARCHAR, model VARCHAR, status VARCHAR, stop_reason VARCHAR,
-    incomplete_details STRUCT(reason VARCHAR),
-    usage STRUCT(
-        prompt_tokens {_COUNT}, completion_tokens {_COUNT}, total_tokens {_COUNT},
-        prompt_cache_hit_tokens {_COUNT},
-        prompt_tokens_details STRUCT(cached_tokens {_COUNT}),
-        completion_tokens_details STRUCT(reasoning_tokens {_COUNT}),
-        input_tokens {_COUNT}, output_tokens {_COUNT},
-        input_tokens_details STRUCT(cached_tokens {_COUNT}),
-        output_tokens_details STRUCT(reasoning_tokens {_COUNT}),
-        cache_read_input_tokens {_COUNT}, cache_creation_input_tokens {_COUNT}),
-    choices STRUCT(
-        finish_reason VARCHAR,
-        message STRUCT(
-            reasoning_content VARCHAR, reasoning VARCHAR,
-            tool_calls STRUCT(id VARCHAR, function STRUCT(name VARCHAR, arguments VARCHAR))[],
-            function_call STRUCT(name VARCHAR, arguments VARCHAR)))[],
-    output STRUCT(
-        type VARCHAR, call_id VARCHAR, name VARCHAR, arguments VARCHAR, input VARCHAR,
-        summary STRUCT(text VARCHAR)[], content STRUCT(text VARCHAR)[])[],
-    content STRUCT(type VARCHAR, id VARCHAR, name VARCHAR, input JSON, thinking VARCHAR)[])"""
+_N = "BIGINT"  # a token count
+_TEXT = "VARCHAR"
+_TOOL_FUNCTION = {"name": _TEXT, "arguments": _TEXT}
+# The members of a response the three dialects' `derive` reads ([x]: a list of x).
+RESPONSE_SHAPE: dict[str, Any] = {
+    "id": _TEXT,
+    "model": _TEXT,
+    "status": _TEXT,
+    "stop_reason": _TEXT,
+    "incomplete_details": {"reason": _TEXT},
+    "usage": {
+        "prompt_tokens": _N,
+        "completion_tokens": _N,
+        "total_tokens": _N,
+        "prompt_cache_hit_tokens": _N,
+        "prompt_tokens_details": {"cached_tokens": _N},
+        "completion_tokens_details": {"reasoning_tokens": _N},
+        "input_tokens": _N,
+        "output_tokens": _N,
+        "input_tokens_details": {"cached_tokens": _N},
+        "output_tokens_details": {"reasoning_tokens": _N},
+        "cache_read_input_tokens": _N,
+        "cache_creation_input_tokens": _N,
+    },
+    "choices": [
+        {
+            "finish_reason": _TEXT,
+            "message": {
+                "reasoning_content": _TEXT,
+                "reasoning": _TEXT,
+                "tool_calls": [{"id": _TEXT, "function": _TOOL_FUNCTION}],
+                "function_call": _TOOL_FUNCTION,
+            },
+        }
+    ],
+    "output": [
+        {
+            "type": _TEXT,
+            "call_id": _TEXT,
+            "name": _TEXT,
+            "arguments": _TEXT,
+            "input": _TEXT,
+            "summary": [{"text": _TEXT}],
+            "content": [{"text": _TEXT}],
+        }
+    ],
+    "content": [{"type": _TEXT, "id": _TEXT, "name": _TEXT, "input": "JSON", "thinking": _TEXT}],
+}
+"""The structure `FAIR_COLUMNS` gives `response` (`json_transform`; `struct_type` is its type)."""
+
+
+def struct_type(shape: Any) -> str:
+    """The DuckDB type of a shape of `RESPONSE_SHAPE`: STRUCT for a dict, LIST for `[x]`."""
+    if isinstance(shape, list):
+        return struct_type(shape[0]) + "[]"
+    if isinstance(shape, dict):
+        return "STRUCT(" + ", ".join(f"{k} {struct_type(v)}" for k, v in shape.items()) + ")"
+    return str(shape)
+
+
+_SHAPE = json.dumps(RESPONSE_SHAPE, separators=(",", ":"))
 
 FAIR_SOURCE = (
     "read_json('{root}/*.capture.jsonl', format='newline_delimited', "
@@ -81,7 +123,7 @@ FAIR_SOURCE = (
     "started_at: 'DOUBLE', completed_at: 'DOUBLE', capture_cut: 'BOOLEAN', "
     "client_session_id: 'VARCHAR', upstream_attempted: 'BOOLEAN', response_source: 'VARCHAR', "
     "upstream_status_code: 'BIGINT', local_response_reason: 'VARCHAR', "
-    "request: 'STRUCT(model VARCHAR)', response: '" + " ".join(_RESPONSE.split()) + "'}})"
+    "request: 'STRUCT(model VARCHAR)', response: 'JSON'}})"
 )
 """The lines as `FAIR_COLUMNS` reads them (`{root}`: the capture directory)."""
 
@@ -105,14 +147,16 @@ _RESPONSES_CALLS = f"""list_transform(
 _MESSAGES_CALLS = """list_transform(list_filter(r.content, lambda b: b.type = 'tool_use'),
     lambda b: {'call_id': b.id, 'name': b.name, 'arguments': b.input::VARCHAR})"""
 _RESPONSES_REASONING = """flatten(list_transform(list_filter(r.output, lambda o: o.type = 'reasoning'),
-    lambda o: list_concat(list_transform(o.summary, lambda s: s.text),
-                          list_transform(o.content, lambda p: p.text))))"""
+    lambda o: list_concat(list_transform(o.summary, lambda part: part.text),
+                          list_transform(o.content, lambda part: part.text))))"""
 _MESSAGES_REASONING = """list_transform(
     list_filter(r.content, lambda b: b.type = 'thinking'), lambda b: b.thinking)"""
 
 FAIR_COLUMNS = f"""
-WITH lines AS (
-    SELECT *, response AS r, response.usage AS u FROM {{source}}
+WITH shaped AS (
+    SELECT * EXCLUDE (response), json_transform(response, '{_SHAPE}') AS r FROM {{source}}
+), lines AS (
+    SELECT *, r.usage AS u FROM shaped
 ), counted AS (
     SELECT *,
         CASE dialect
