@@ -4,7 +4,10 @@ Generates a seeded directory (`_generate.py`), then runs each command as its own
 one after another on the same files in the same run: `mcc stats`, `mcc export` (with and
 without `--payloads`), `mcc validate`, `read_model_call_records` over every rollout, and
 DuckDB's `read_json` with the same questions (stats in SQL; `COPY ... TO parquet` without
-and with the payload columns). For each: wall time, lines per second, peak RSS (of the
+and with the payload columns). Beside `mcc export`, DuckDB does the export's job
+(`_duck.FAIR_COLUMNS`: the same 30 columns with the same values), which every run checks
+(`_duck.mismatches`, noted on the row); the former 10-column query (Anthropic input
+tokens without cache) is a primed info row. For each: wall time, lines per second, peak RSS (of the
 largest process of the command's tree: a command that runs worker processes, such as
 `mcc export --jobs`, uses more in all), CPU seconds (user + system of
 the whole tree: on a loaded machine the steadier figure) and the size of what it wrote.
