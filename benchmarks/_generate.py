@@ -146,7 +146,9 @@ def _request(
     return body
 
 
-def _response(dialect: str, rid: str, text: str, call_id: str, args: str, tin: int, tout: int):
+def _response(
+    dialect: str, rid: str, text: str, call_id: str, args: str, tin: int, tout: int
+) -> dict[str, Any]:
     """A complete response with text and one tool call, and its usage."""
     if dialect == "chat":
         return {

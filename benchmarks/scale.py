@@ -4,7 +4,10 @@ Generates a seeded directory (`_generate.py`), then runs each command as its own
 one after another on the same files in the same run: `mcc stats`, `mcc export` (with and
 without `--payloads`), `mcc validate`, `read_model_call_records` over every rollout, and
 DuckDB's `read_json` with the same questions (stats in SQL; `COPY ... TO parquet` without
-and with the payload columns). For each: wall time, lines per second, peak RSS (of the
+and with the payload columns). Beside `mcc export`, DuckDB does the export's job
+(`_duck.FAIR_COLUMNS`: the same 30 columns with the same values), which every run checks
+(`_duck.mismatches`, noted on the row); the former 10-column query (Anthropic input
+tokens without cache) is a primed info row. For each: wall time, lines per second, peak RSS (of the
 largest process of the command's tree: a command that runs worker processes, such as
 `mcc export --jobs`, uses more in all), CPU seconds (user + system of
 the whole tree: on a loaded machine the steadier figure) and the size of what it wrote.
@@ -35,6 +38,17 @@ import msgspec
 
 from model_call_capture.store import read_file_lines
 
+from ._duck import (
+    FAIR_COLUMNS,
+    FAIR_SOURCE,
+    OMITTED,
+    SHORT_PAYLOADS_QUERY,
+    SHORT_QUERY,
+    SHORT_SOURCE,
+    copy_sql,
+    mismatches,
+    query_sql,
+)
 from ._generate import generate
 
 __all__ = ["floor_file", "main"]
@@ -84,40 +98,29 @@ for rollout_id in store.rollout_ids():
 print(n, tokens)
 """
 
-_DUCK_SOURCE = (
-    "read_json('{root}/*.capture.jsonl', format='newline_delimited', "
-    "maximum_object_size=268435456, columns={{model_call_id: 'VARCHAR', dialect: 'VARCHAR', "
-    "status_code: 'INTEGER', error_category: 'VARCHAR', latency_ms: 'DOUBLE', "
-    "latency_ttft_ms: 'DOUBLE', started_at: 'DOUBLE', request: 'JSON', response: 'JSON', "
-    "response_raw: 'VARCHAR', stream: 'BOOLEAN'}})"
-)
-# The usage fields of the three dialects, as DuckDB has to spell them by hand.
-_DUCK_COLUMNS = """
-    model_call_id, dialect, status_code, error_category, latency_ms, latency_ttft_ms, started_at,
-    coalesce(response->>'$.model', request->>'$.model') AS model,
-    coalesce(response->>'$.usage.prompt_tokens', response->>'$.usage.input_tokens')::BIGINT AS tokens_in,
-    coalesce(response->>'$.usage.completion_tokens', response->>'$.usage.output_tokens')::BIGINT AS tokens_out
-"""
+# The stats SQL reads the former baseline's 10 columns (`_duck.SHORT_COLUMNS`).
 _DUCK_STATS = """
 import sys, duckdb
 rows = duckdb.sql('''
 SELECT model, dialect, count(*) AS calls, sum(tokens_in), sum(tokens_out),
        quantile_disc(latency_ms, 0.5), quantile_disc(latency_ms, 0.95),
        count(error_category) AS errors
-FROM (SELECT {columns} FROM {source}) GROUP BY ALL ORDER BY ALL
+FROM ({query}) GROUP BY ALL ORDER BY ALL
 ''').fetchall()
 print(rows)
 """
+# `COPY`, on all threads or on one (beside `mcc export --jobs 1`: both sides on one core).
 _DUCK_COPY = """
-import duckdb
-duckdb.sql('''COPY (SELECT {columns} FROM {source}) TO '{out}' (FORMAT parquet)''')
+import sys, duckdb
+con = duckdb.connect()
+if sys.argv[1] != "all":
+    con.execute("SET threads TO " + sys.argv[1])
+con.execute(sys.argv[2])
 """
-# The same on one thread, beside `mcc export --jobs 1`: both sides on one core.
-_DUCK_COPY_1 = """
-import duckdb
-duckdb.sql("SET threads TO 1")
-duckdb.sql('''COPY (SELECT {columns} FROM {source}) TO '{out}' (FORMAT parquet)''')
-"""
+FAIR = "duckdb COPY TO parquet (the same 30 columns)"
+"""The headline baseline of `mcc export`: `_duck.FAIR_COLUMNS`, every column but `OMITTED`."""
+FAIR_1 = "duckdb COPY TO parquet, one thread (the same 30 columns)"
+_SHORT_NOTE = "10 columns, Anthropic input tokens without cache"
 
 
 @dataclass
@@ -134,6 +137,7 @@ class Measure:
     output_bytes: int
     ok: bool
     error: str = ""
+    note: str = ""
 
 
 def _run(what: str, argv: list[str], out: Path | None) -> Measure:
@@ -202,38 +206,38 @@ def _reap_orphans(deadline: float = 60.0) -> tuple[float, int]:
 def _commands(root: Path, work: Path) -> list[tuple[str, list[str], Path | None]]:
     python = sys.executable
     mcc = [python, "-m", "model_call_capture.cli"]
-    cols = " ".join(_DUCK_COLUMNS.split())
-    payload_cols = cols + ", request, response, response_raw"
-    source = _DUCK_SOURCE.format(root=root)
 
-    def duck(template: str, **kw: str) -> list[str]:
-        return [python, "-c", template.format(source=source, **kw)]
+    def copy(threads: str, query: str, source: str, out: str) -> list[str]:
+        return [python, "-c", _DUCK_COPY, threads, copy_sql(query, source, root, work / out)]
 
     def floor(jobs: str) -> list[str]:
         return [python, "-c", _FLOOR, str(root), jobs, str(Path(__file__).resolve().parents[1])]
 
+    stats = _DUCK_STATS.format(query=query_sql(SHORT_QUERY, SHORT_SOURCE, root))
     return [
         ("mcc stats --json", [*mcc, "stats", str(root), "--json"], None),
-        ("duckdb read_json: stats SQL", duck(_DUCK_STATS, columns=cols), None),
+        ("duckdb read_json: stats SQL", [python, "-c", stats], None),
         (
             "mcc export (parquet)",
             [*mcc, "export", str(root), "--out", str(work / "mcc.parquet")],
             work / "mcc.parquet",
         ),
+        (FAIR, copy("all", FAIR_COLUMNS, FAIR_SOURCE, "duck.parquet"), work / "duck.parquet"),
         (
-            "duckdb COPY TO parquet",
-            duck(_DUCK_COPY, columns=cols, out=str(work / "duck.parquet")),
-            work / "duck.parquet",
+            f"duckdb COPY TO parquet' ({_SHORT_NOTE})",
+            copy("all", SHORT_QUERY, SHORT_SOURCE, "duck-short.parquet"),
+            work / "duck-short.parquet",
         ),
         (
             "mcc export --jobs 1 (one core)",
             [*mcc, "export", str(root), "--jobs", "1", "--out", str(work / "mcc-1.parquet")],
             work / "mcc-1.parquet",
         ),
+        (FAIR_1, copy("1", FAIR_COLUMNS, FAIR_SOURCE, "duck-1.parquet"), work / "duck-1.parquet"),
         (
-            "duckdb COPY TO parquet, one thread",
-            duck(_DUCK_COPY_1, columns=cols, out=str(work / "duck-1.parquet")),
-            work / "duck-1.parquet",
+            f"duckdb COPY TO parquet, one thread' ({_SHORT_NOTE})",
+            copy("1", SHORT_QUERY, SHORT_SOURCE, "duck-short-1.parquet"),
+            work / "duck-short-1.parquet",
         ),
         ("msgspec floor: read, cut, decode into an empty Struct", floor("default"), None),
         ("msgspec floor, --jobs 1 (one core)", floor("1"), None),
@@ -247,26 +251,54 @@ def _commands(root: Path, work: Path) -> list[tuple[str, list[str], Path | None]
             work / "mcc-p.parquet",
         ),
         (
-            "duckdb COPY TO parquet, payload columns",
-            duck(_DUCK_COPY, columns=payload_cols, out=str(work / "duck-p.parquet")),
+            f"duckdb COPY TO parquet, payload columns ({_SHORT_NOTE})",
+            copy("all", SHORT_PAYLOADS_QUERY, SHORT_SOURCE, "duck-p.parquet"),
             work / "duck-p.parquet",
         ),
     ]
 
 
+# The fair rows, and the export whose values each must equal.
+_SAME_DATA = ((FAIR, "duck.parquet", "mcc.parquet"), (FAIR_1, "duck-1.parquet", "mcc-1.parquet"))
+
+
+def _check_same_data(measures: list[Measure], work: Path) -> str:
+    """Note on each fair row whether DuckDB wrote `mcc export`'s values; the counts, as text."""
+    out = []
+    for m in measures:
+        for name, duck, ours in _SAME_DATA:
+            if m.what != name or not m.ok or not (work / ours).exists():
+                continue
+            counts = mismatches(work / duck, work / ours)
+            wrong = {column: n for column, n in counts.items() if n}
+            compared = len(counts) - 2
+            if wrong:
+                m.note = "MISMATCH with mcc export: " + ", ".join(
+                    f"{column} {n:,}" for column, n in wrong.items()
+                )
+            else:
+                m.note = f"same values as mcc export in all {compared + 1} columns"
+            out.append(
+                f"- {name} against `mcc export`, joined on model_call_id, values that differ "
+                f"per column (JSON compared parsed, floats within 1e-9): "
+                + ", ".join(f"{column} {n}" for column, n in counts.items())
+                + f"; not written by DuckDB: {', '.join(OMITTED)}."
+            )
+    return "\n".join(out)
+
+
 def _table(measures: list[Measure], lines: int) -> str:
     out = [
-        "| command | seconds | lines/s | CPU s | peak RSS | output |",
-        "|---|---|---|---|---|---|",
+        "| command | seconds | lines/s | CPU s | peak RSS | output | note |",
+        "|---|---|---|---|---|---|---|",
     ]
     for m in measures:
         if not m.ok:
-            out.append(f"| {m.what} | failed | - | - | {_mb(m.peak_rss)} | {m.error[:120]} |")
+            out.append(f"| {m.what} | failed | - | - | {_mb(m.peak_rss)} | - | {m.error[:120]} |")
             continue
         out.append(
             f"| {m.what} | {m.seconds:.1f} | {lines / m.seconds:,.0f} | {m.cpu:.1f} "
-            f"| {_mb(m.peak_rss)} "
-            f"| {_mb(m.output_bytes)} |"
+            f"| {_mb(m.peak_rss)} | {_mb(m.output_bytes)} | {m.note} |"
         )
     return "\n".join(out)
 
@@ -290,6 +322,7 @@ def run(rollouts: int, *, base: Path, keep: bool = False) -> str:
         for what, argv, out in _commands(root, work):
             print(f"running {what} ...", file=sys.stderr, flush=True)
             measures.append(_run(what, argv, out))
+        same = _check_same_data(measures, work)
     finally:
         if not keep:
             shutil.rmtree(root, ignore_errors=True)
@@ -298,16 +331,17 @@ def run(rollouts: int, *, base: Path, keep: bool = False) -> str:
         f"{made.rollouts} rollouts, {made.lines:,} lines, {made.bytes / 1e6:,.0f} MB "
         f"(mean line {made.bytes / max(made.lines, 1) / 1e3:.0f} KB; generated in {generated:.0f} s)"
     )
-    return head + "\n\n" + _table(measures, made.lines) + "\n\n" + _floor_verdict(measures)
+    table = _table(measures, made.lines)
+    return head + "\n\n" + table + "\n\n" + same + "\n" + _floor_verdict(measures)
 
 
 _FLOOR_PAIRS = (
     (
         "msgspec floor: read, cut, decode into an empty Struct",
-        "duckdb COPY TO parquet",
+        FAIR,
         "both cores",
     ),
-    ("msgspec floor, --jobs 1 (one core)", "duckdb COPY TO parquet, one thread", "one core"),
+    ("msgspec floor, --jobs 1 (one core)", FAIR_1, "one core"),
 )
 
 

@@ -119,3 +119,38 @@ def test_a_file_that_is_not_a_capture_file_is_refused(tmp_path: Path) -> None:
 
 def test_no_files_yield_no_batches() -> None:
     assert list(iter_record_batches([])) == []
+
+
+def test_model_refs_and_tool_calls_with_nulls_keep_their_values(tmp_path: Path) -> None:
+    def line(i: int, **fields: Any) -> dict[str, Any]:
+        return {
+            "format": "model-call-capture/1",
+            "model_call_id": f"m{i}",
+            "dialect": "chat",
+        } | fields
+
+    calls = [
+        {"id": "a", "function": {"name": "f", "arguments": '{"x": 1}'}},
+        {"function": {"arguments": "not json"}},
+    ]
+    lines = [
+        line(0),  # no model_ref, no tool calls
+        line(
+            1,
+            model_ref={"type": "t", "name": "n"},
+            response={"choices": [{"message": {"tool_calls": calls}}]},
+        ),
+        line(2),
+    ]
+    path = tmp_path / "r.capture.jsonl"
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    table = pa.Table.from_batches(list(iter_record_batches([path])))
+    assert table.column("model_ref").to_pylist() == [None, {"type": "t", "name": "n"}, None]
+    assert table.column("tool_calls").to_pylist() == [
+        [],
+        [
+            {"call_id": "a", "name": "f", "arguments": '{"x":1}'},
+            {"call_id": None, "name": None, "arguments": '{"_raw":"not json"}'},
+        ],
+        [],
+    ]

@@ -74,12 +74,12 @@ def test_scale_quick_run_measures_every_command(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     out = done.stdout
     assert "command: python -m benchmarks scale --rollouts 6" in out, out
-    assert "| command | seconds | lines/s | CPU s | peak RSS | output |" in out, out
+    assert "| command | seconds | lines/s | CPU s | peak RSS | output | note |" in out, out
     rows = [line for line in out.splitlines() if line.startswith("| ") and "---" not in line][1:]
     names = [row.split(" | ")[0][2:] for row in rows]
     for name in ("mcc stats", "mcc export", "mcc export --payloads", "mcc validate"):
         assert any(n.startswith(name) for n in names), (name, out)
-    assert sum("duckdb" in n for n in names) == 4 and any(
+    assert sum("duckdb" in n for n in names) == 6 and any(
         "read_model_call_records" in n for n in names
     )
     assert sum(n.startswith("msgspec floor") for n in names) == 2, out

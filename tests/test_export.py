@@ -411,3 +411,34 @@ def test_export_tokens_writes_one_file_without_payloads(
     out = tmp_path / "t.parquet"
     assert mcc("export", str(token_demo), "--out", str(out), "--tokens", *extra) == 1
     assert not out.exists()
+
+
+_PANDAS_PROBE = """
+import sys
+from model_call_capture.cli._parallel import map_files
+from model_call_capture.cli.export._single import worker_without_pandas
+
+def probe(_):
+    worker_without_pandas()
+    import pyarrow as pa
+
+    pa.array([1, 2])  # pyarrow's first conversion of Python values: where it imports pandas
+    return "pandas" in sys.modules
+
+if __name__ == "__main__":
+    print(list(map_files(probe, [1, 2, 3], 2)), list(map_files(probe, [1], 1)))
+    import pandas  # the caller's own pandas stays importable
+"""
+
+
+def test_the_workers_of_an_export_never_import_pandas_and_the_caller_still_can(
+    tmp_path: Path,
+) -> None:
+    script = tmp_path / "probe.py"
+    script.write_text(_PANDAS_PROBE)
+    done = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    # Workers: no pandas; the caller's own process (one job runs in it): pyarrow's import.
+    assert done.stdout.split("\n")[0] == "[False, False, False] [True]"

@@ -757,6 +757,85 @@ def test_an_interrupted_batch_leader_fails_its_batch_and_releases_the_file(
     assert [line.model_call_id for line in store.read("r")] == ["first", "held", "after"]
 
 
+def test_an_append_to_a_free_file_checks_it_with_the_one_fstat_taken_under_its_lock(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The lock taken at once: the ownership, mode, link and size checks share one fstat,
+    # taken once the lock is held (a file replaced before that is still seen: nlink 0).
+    store = CaptureStore(tmp_path)
+    store.append("r", _line("first"))  # created already: the creation's own fstat is not counted
+    real_fstat, real_flock = os.fstat, fcntl.flock
+    calls: list[str] = []
+
+    def fstat(fd: int) -> os.stat_result:
+        calls.append("fstat")
+        return real_fstat(fd)
+
+    def flock(fd: int, operation: int) -> None:
+        calls.append("unlock" if operation == fcntl.LOCK_UN else "lock")
+        real_flock(fd, operation)
+
+    monkeypatch.setattr(os, "fstat", fstat)
+    monkeypatch.setattr(fcntl, "flock", flock)
+    store.append("r", _line("second"))
+    monkeypatch.undo()
+    assert calls == ["lock", "fstat", "unlock"]
+    assert [line.model_call_id for line in store.read("r")] == ["first", "second"]
+
+
+def test_a_planted_file_whose_lock_is_held_is_refused_without_waiting_for_it(
+    tmp_path: Path,
+) -> None:
+    # Another user's file (here: one others may write, planted under the capture name)
+    # whose lock its planter holds: refused before the append waits for that lock, which
+    # might never be released.
+    store = CaptureStore(tmp_path)
+    path = store.path("r")
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    os.fchmod(fd, 0o666)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    outcome: list[BaseException | None] = []
+
+    def append() -> None:
+        try:
+            store.append("r", _line("x"))
+            outcome.append(None)
+        except BaseException as exc:
+            outcome.append(exc)
+
+    writer = threading.Thread(target=append, daemon=True)
+    writer.start()
+    writer.join(10)
+    stuck = writer.is_alive()
+    os.close(fd)  # releases the lock: a writer that waited for it returns now
+    writer.join(10)
+    assert not stuck, "the append waited for the lock of a file it must refuse"
+    assert len(outcome) == 1 and isinstance(outcome[0], OSError)
+    assert outcome[0].errno == errno.EPERM and "lets other users change or read it" in str(
+        outcome[0]
+    )
+    assert path.read_bytes() == b""
+
+
+def test_a_planted_file_is_refused_as_such_when_its_lock_also_fails(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The lock is tried before the checks when it is free; a lock that fails on a file that
+    # is not ours must still report the refusal (what the user can fix), not the lock error.
+    store = CaptureStore(tmp_path)
+    path = store.path("r")
+    os.close(os.open(path, os.O_WRONLY | os.O_CREAT, 0o600))
+    path.chmod(0o666)
+
+    def broken(fd: int, operation: int) -> None:
+        raise OSError(errno.EIO, "Input/output error")
+
+    monkeypatch.setattr(fcntl, "flock", broken)
+    with pytest.raises(OSError, match="lets other users change or read it") as caught:
+        store.append("r", _line("x"))
+    assert caught.value.errno == errno.EPERM
+
+
 def test_an_append_through_a_group_dropped_meanwhile_still_writes_whole_lines(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

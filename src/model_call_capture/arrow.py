@@ -224,21 +224,39 @@ def _int_array(values: Sequence[Any]) -> tuple[pa.Array, int]:
 def _model_ref_array(values: Sequence[ModelRef | None], type_: pa.DataType) -> pa.Array:
     import pyarrow as pa
 
-    rows = [None if v is None else {"type": v.type, "name": v.name} for v in values]
-    return pa.array(rows, type=type_, from_pandas=False)
+    # Column by column (no dict per row): a third of the time of converting dicts.
+    mask = [v is None for v in values]
+    kinds = [None if v is None else v.type for v in values]
+    names = [None if v is None else v.name for v in values]
+    fields = [type_.field(0), type_.field(1)]
+    return pa.StructArray.from_arrays(
+        [pa.array(kinds, type=pa.string()), pa.array(names, type=pa.string())],
+        fields=fields,
+        mask=pa.array(mask, type=pa.bool_()) if any(mask) else None,
+    )
 
 
 def _tool_calls_array(values: Sequence[list[ToolCall]], type_: pa.DataType) -> pa.Array:
     import pyarrow as pa
 
-    rows = [
-        [
-            {"call_id": c.call_id, "name": c.name, "arguments": _json_text(c.arguments)}
-            for c in calls
-        ]
-        for calls in values
-    ]
-    return pa.array(rows, type=type_, from_pandas=False)
+    # The calls of every row flattened into three columns and the rows' offsets: a list
+    # of dicts per row converts at about twice the cost.
+    offsets = [0]
+    ids: list[str | None] = []
+    names: list[str | None] = []
+    arguments: list[str | None] = []
+    for calls in values:
+        for c in calls:
+            ids.append(c.call_id)
+            names.append(c.name)
+            arguments.append(_json_text(c.arguments))
+        offsets.append(len(ids))
+    item = type_.value_type
+    calls_array = pa.StructArray.from_arrays(
+        [pa.array(column, type=pa.string()) for column in (ids, names, arguments)],
+        fields=[item.field(i) for i in range(item.num_fields)],
+    )
+    return pa.ListArray.from_arrays(pa.array(offsets, type=pa.int32()), calls_array, type=type_)
 
 
 def _gaps_array(values: Sequence[Any], type_: pa.DataType) -> pa.Array:

@@ -179,7 +179,7 @@ def _chat_chunk(text: str) -> bytes:
     return b"data: " + json.dumps(delta).encode() + b"\n\n"
 
 
-def test_after_the_first_token_each_chunk_is_reassembled_before_it_goes_out(
+def test_after_the_first_token_chunks_go_out_at_once_and_are_reassembled_in_a_batch(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # The real reassembler, wrapped (the only stand-in here) to log when it is fed.
@@ -204,9 +204,10 @@ def test_after_the_first_token_each_chunk_is_reassembled_before_it_goes_out(
         watch=capture_file(tmp_path, rollout),
         on_send=on_send,
     )
-    # The first chunk goes out before capture sees it (the time to first byte); every
-    # later one is fed first, and the one that completes the terminal event is held.
-    assert events == ["send", "feed", "feed", "send", "feed", "send", "feed", "send"]
+    # The first chunk goes out before capture sees it (the time to first byte); the later
+    # ones without a terminal marker go out at once and are only collected; the one that
+    # may complete the terminal event is fed with them in one batch, and held.
+    assert events == ["send", "feed", "send", "send", "feed", "send"]
     assert sent_before_the_line(reply) == chunks[:3]
     assert sent_after_the_line(reply) == [chunks[3], b""]
     assert only_line(tmp_path, rollout)["response"]["choices"][0]["message"]["content"] == "Rain."
@@ -299,14 +300,12 @@ def test_a_chunk_that_completes_the_terminal_event_without_a_marker_of_its_own_i
 def test_a_failure_inside_the_reassembler_mid_stream_loses_the_capture_not_the_call(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # The real reassembler, made to raise on its fourth chunk (a bug in the SSE decoder or
-    # a stream state): the stand-in is the only way to make the library's own code fail.
+    # The real reassembler, made to raise when fed the fourth chunk (a bug in the SSE
+    # decoder or a stream state): the stand-in is the only way to make the library's own
+    # code fail.
     class FailingReassembler(StreamReassembler):
-        fed = 0
-
         def feed(self, data: bytes | bytearray | memoryview) -> None:
-            FailingReassembler.fed += 1
-            if FailingReassembler.fed == 4:
+            if b" degrees" in bytes(data):
                 raise RuntimeError("a bug")
             super().feed(data)
 
@@ -325,8 +324,10 @@ def test_a_failure_inside_the_reassembler_mid_stream_loses_the_capture_not_the_c
     line = only_line(tmp_path, rollout)
     assert line["error_category"] == "capture_parse_error"
     assert line["response"] is None
-    # Kept as the raw text of a failed capture: what the reassembler took before it failed.
-    assert line["response_raw"] == b"".join(chunks[:3]).decode()
+    # Kept as the raw text of a failed capture: every chunk the reassembler was given, the
+    # batch it failed on included (the chunks after the first were fed in one batch, when
+    # `[DONE]` could end the stream).
+    assert line["response_raw"] == b"".join(chunks).decode()
 
 
 def test_stream_chunks_past_the_memory_budget_stop_the_capture_not_the_stream(

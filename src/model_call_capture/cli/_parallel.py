@@ -30,7 +30,7 @@ import click
 
 from .. import _codec
 
-__all__ = ["default_jobs", "jobs_option", "map_files"]
+__all__ = ["default_jobs", "in_worker", "jobs_option", "map_files"]
 
 _P = TypeVar("_P")
 _R = TypeVar("_R")
@@ -41,6 +41,7 @@ _BATCH = 8
 
 # What a worker keeps entered for its whole life (see `_start_worker`).
 _worker_context = contextlib.ExitStack()
+_in_worker = False
 
 
 def default_jobs() -> int:
@@ -135,7 +136,14 @@ def _only_thread() -> bool:
         return False
 
 
+def in_worker() -> bool:
+    """Whether this process is a worker `map_files` started (never the caller's own process)."""
+    return _in_worker
+
+
 def _start_worker() -> None:
+    global _in_worker
+    _in_worker = True
     # The glibc heap kept between lines (`_codec.kept_heap`) for the worker's whole life,
     # between files too: a worker of the fork server was not forked from the caller's
     # block, so it would otherwise start with glibc's defaults.

@@ -251,7 +251,7 @@ def escaped_ascii(chunk: bytes) -> bool:
     A JSON string may spell any letter of a terminal marker that way; `may_end` of every
     dialect counts such an escape as a possible marker.
     """
-    return b"\\u00" in chunk and _ASCII_ESCAPE.search(chunk) is not None
+    return chunk.find(b"\\u00") >= 0 and _ASCII_ESCAPE.search(chunk) is not None
 
 
 def request_model(request: Payload) -> Any:

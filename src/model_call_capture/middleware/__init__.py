@@ -33,6 +33,7 @@ The modules, one concern each:
 - `_redirect`: a redirect's `Location` kept under the rollout prefix (pure);
 - `_call`: one call, the tee of its response and the hold of its end (the durability
   promise, failures and memory bounds are described there);
+- `_ends`: whether a stream chunk may complete its terminal event (the marker search);
 - `_request`: the request side of a call, its body decoded and bounded;
 - `_budget`: the memory budget all captures in flight share;
 - `_decoding`: content decoding of captured bodies, one decoder per encoding;

@@ -11,20 +11,20 @@ response can rely on its line being on disk, so the end waits for the write:
 - a JSON reply: the final body message (`more_body` false, or the message that completes
   a `content-length` body) is forwarded only after the line is durable; every earlier
   message goes out at once;
-- a stream: every chunk goes out as it arrives (the first ones before capture reads
-  them, the later ones once reassembled, a few microseconds) until the chunk that
-  completes the dialect's terminal event. That chunk is held (the app is not blocked) until the app's
-  next response message or until the app returns or raises, whichever comes first; then
-  the line is written and the held chunk is released, followed by that next message.
-  Waiting for the next message rather than writing at the terminal chunk lets the record
-  see how the call really ended (an app that raises right after the terminal event is
-  recorded as `exception`, with the complete reconstruction), and it costs nothing in
-  practice: apps send the closing message right after the terminal event. Waiting for
-  the app to return instead would hold the end of every response while background tasks
-  run (Starlette runs them after the response, inside the app call). An app that stalls
-  after the terminal event without closing the response also stalls the SDK clients,
-  which read a stream to its end. Past the byte cap (below) the middleware no longer
-  sees terminal events, so only the closing message waits for the line.
+- a stream: every chunk goes out as it arrives (until the first token each is reassembled
+  just after; then the chunks that cannot complete the terminal event, `_ends`, are
+  reassembled in batches) until the chunk that completes the dialect's terminal event. That
+  chunk is held (the app is not blocked) until the app's next response message or until the
+  app returns or raises, whichever comes first; then the line is written and the held chunk
+  is released, followed by that next message. Waiting for the next message rather than
+  writing at the terminal chunk lets the record see how the call really ended (an app that
+  raises right after the terminal event is recorded as `exception`, with the complete
+  reconstruction), and it costs nothing in practice: apps send the closing message right
+  after the terminal event. Waiting for the app to return instead would hold the end of
+  every response while background tasks run (Starlette runs them after the response, inside
+  the app call). An app that stalls after the terminal event without closing the response
+  also stalls the SDK clients, which read a stream to its end. Past the byte cap (below) the
+  middleware no longer sees terminal events, so only the closing message waits for the line.
 
 `completed_at` is therefore the moment the app finished the response (its closing
 message, or the message after the terminal event), returned, or raised, whichever came
@@ -38,13 +38,11 @@ does a `CancelledError`.
 
 Memory. The request body (`_request`, decoded like a response) and a JSON response body
 are kept up to `capture_max_bytes` each (they must be parsed whole). A stream is
-reassembled incrementally; its raw SSE text is kept only as `capture_stream_raw` asks:
-`never` keeps nothing but the object being built, `always` keeps it up to the cap, and
-`on_failure` (the default) keeps it up to the cap while the stream runs (whether it fails
-is known only at its end) and drops it when the stream ended well. At most 1 MiB of that
-text is in memory: the rest is spilled to an anonymous temporary file, read back only if
-the line needs it (`_raw`; a failed spill drops the text with a `raw_text_spill_failed`
-gap), so a big stream costs about its reassembled object whatever the policy. Past the
+reassembled incrementally (a batch of chunks holds at most `BATCH_BYTES`); its raw SSE
+text is kept only as `capture_stream_raw` asks (`never`; `always`, up to the cap; or
+`on_failure`, the default: up to the cap while the stream runs, dropped when it ended
+well), at most 1 MiB of it in memory and the rest in an anonymous temporary file (`_raw`),
+so a big stream costs about its reassembled object whatever the policy. Past the
 cap the capture stops (`capture_cut: true`); the client still gets every byte. All calls
 together stay within the memory budget (`_budget`, which counts what is in memory): past
 it a stream's raw text is dropped first, then the payload is cut, each recorded as a
@@ -62,7 +60,6 @@ from typing import TYPE_CHECKING
 
 from .._asgi import Message, Receive, Send
 from ..contracts import Dialect, ObservationGap
-from ..dialects import get_dialect
 from ..reassembly import StreamReassembler
 from ._budget import BODY_WEIGHT, STREAM_RAW_WEIGHT, STREAM_WEIGHT, Share, budget_gap
 from ._context import CaptureContext
@@ -73,6 +70,7 @@ from ._decoding import (
     decode_chain,
     decoders_for,
 )
+from ._ends import EndScan
 from ._raw import MEMORY_BYTES, RawText, spill_gap
 from ._redirect import RedirectPrefix
 from ._request import RequestTee, client_session_id
@@ -80,9 +78,12 @@ from ._request import RequestTee, client_session_id
 if TYPE_CHECKING:
     from ._app import CaptureMiddleware
 
-__all__ = ["CapturedCall"]
+__all__ = ["BATCH_BYTES", "CapturedCall"]
 
 logger = logging.getLogger("model_call_capture.middleware")
+
+BATCH_BYTES = 16384
+"""Most stream bytes collected before they are reassembled in one batch (see `_collect`)."""
 
 
 class CapturedCall:
@@ -92,7 +93,6 @@ class CapturedCall:
         "mw",
         "rollout_id",
         "dialect",
-        "dialect_module",
         "context",
         "cap",
         "started_at",
@@ -117,8 +117,9 @@ class CapturedCall:
         "capture_failed",
         "held",
         "scan",
-        "doubt",
-        "tail",
+        "ends",
+        "pending",
+        "room",
         "content_length",
         "wire_bytes",
         "disconnected",
@@ -140,7 +141,6 @@ class CapturedCall:
         self.mw = mw
         self.rollout_id = rollout_id
         self.dialect: Dialect = dialect
-        self.dialect_module = get_dialect(dialect)
         self.context = CaptureContext(rollout_id, uuid.uuid4().hex, dialect)
         self.cap = mw.config.capture_max_bytes
         self.started_at = 0.0
@@ -169,10 +169,11 @@ class CapturedCall:
         self.held: list[Message] = []
         self.scan = False
         """True while a stream is captured from its plain SSE text (see `_on_chunk`)."""
-        self.doubt = False
-        """True while an open event may hold a terminal marker seen in an earlier chunk."""
-        self.tail: bytes | None = None
-        """The end of the previous chunk when it ended inside a line (a marker may straddle)."""
+        self.ends = EndScan(dialect)
+        self.pending: list[bytes] = []
+        """Chunks sent but not yet reassembled (`_collect`); `_take` feeds them first."""
+        self.room = 0
+        """Bytes `pending` may still take: at most `BATCH_BYTES` and what fits below `limit`."""
         self.content_length: int | None = None
         self.wire_bytes = 0
         self.disconnected = False
@@ -224,7 +225,10 @@ class CapturedCall:
                 return
             try:
                 if self.scan and not self.held and message["type"] == "http.response.body":
-                    await self._on_chunk(message, send)
+                    if self.ttft_ms is not None and self._collect(message):
+                        await send(message)
+                    else:
+                        await self._on_chunk(message, send)
                 else:
                     await self._on_send(message, send)
             except OSError:
@@ -235,15 +239,35 @@ class CapturedCall:
 
         return capture_send
 
-    async def _on_chunk(self, message: Message, send: Send) -> None:
-        """A body message of a stream that is reassembled from its wire bytes (the hot path).
+    def _collect(self, message: Message) -> bool:
+        """Keep a chunk that cannot end the stream for the next batch; False for any other.
 
-        Until the first token, a chunk that cannot complete the terminal event goes out
-        first and is reassembled after: the first byte of a stream never waits on
-        capture. From then on every chunk is reassembled first (about as long as looking
-        for markers would take) and goes out, or is held when it completed the terminal
-        event: the reassembler says exactly when, so no chunk needs a marker search.
+        The usual chunk after the first token: one marker search (`EndScan`); its bytes are
+        kept before it goes out (the record keeps what was sent), to be reassembled with
+        the next chunk that may end the stream, or at the end. What is kept is fed first
+        when this chunk would not fit in `room`, so a batch stays within what the cap, the
+        budget and the raw text's memory part let the call keep (`_beyond`).
         """
+        body = message.get("body", b"")
+        if not body or self.content_length is not None or not message.get("more_body", False):
+            return False
+        data = body if type(body) is bytes else bytes(body)  # a copy of anything mutable
+        if self.ends.may_end(data):
+            return False
+        self.wire_bytes += len(data)
+        if len(data) > self.room and self.pending:
+            self._take(b"")
+        self.pending.append(data)
+        self.room -= len(data)
+        return True
+
+    async def _on_chunk(self, message: Message, send: Send) -> None:
+        """A body message of a stream (captured from its wire bytes) `_collect` did not keep.
+
+        Until the first token a chunk that cannot end the stream goes out first and is
+        reassembled after (the first byte never waits on capture; the first token is timed
+        by its chunk). One that may (`EndScan`) is reassembled first, after what is
+        pending, and goes out, or is held when it completed the terminal event."""
         body = message.get("body", b"")
         self.wire_bytes += len(body)
         if not message.get("more_body", False) or (
@@ -256,51 +280,21 @@ class CapturedCall:
         if not body:
             await send(message)
             return
-        if self.ttft_ms is not None:
-            self._take(body)
+        data = body if type(body) is bytes else bytes(body)  # a copy of anything mutable
+        if self.ends.may_end(data):
+            self._take(data)
             if self._terminal_seen():
                 self.held.append(message)
                 return
+            self.ends.fed(data)
             await send(message)
             return
-        if self.doubt or self._may_end(body):
-            self._take(body)
-            if self._terminal_seen():
-                self.held.append(message)
-                return
-            # A marker seen in an event that is still open may be completed by a chunk
-            # without one: stay in doubt until the stream is between events again.
-            self.doubt = not body.endswith(b"\n\n")
-            self.tail = None
-            await send(message)
-            return
-        data = bytes(body)  # a copy of anything mutable, taken before it goes out
-        # The first token is timed as it passed, not after the send.
+        # Nothing is pending here: `_collect` keeps chunks only where this path is not taken.
         now = time.monotonic() if self.ttft_ms is None else None
         try:
             await send(message)
         finally:  # also when the client is gone: the record keeps what was sent
             self._feed(data, now)
-
-    def _may_end(self, body: bytes) -> bool:
-        """False only when `body` cannot complete the dialect's terminal event.
-
-        Looks for the dialect's terminal markers in `body` and, when the previous chunk
-        ended inside a line, across the boundary. An event whose marker was in an earlier
-        chunk is covered by `doubt` (set when a marker chunk left an event open).
-        """
-        dialect = self.dialect_module
-        if dialect.may_end(body):
-            return True
-        tail = self.tail
-        overlap = dialect.END_MARKER_LEN
-        if tail is not None and dialect.may_end(tail + body[:overlap]):
-            return True
-        if body.endswith(b"\n"):
-            self.tail = None
-        else:
-            self.tail = (body if tail is None else tail + body)[-overlap:]
-        return False
 
     async def _on_send(self, message: Message, send: Send) -> None:
         kind = message["type"]
@@ -363,7 +357,11 @@ class CapturedCall:
             self._broken(exc)
 
     def _take(self, body: bytes) -> None:
-        """Capture one response body chunk (wire bytes)."""
+        """Capture one response body chunk (wire bytes), after the chunks still pending."""
+        if pending := self.pending:
+            pending.append(bytes(body))
+            body = b"".join(pending)
+            pending.clear()
         if body:
             self._feed(bytes(body), None)
 
@@ -381,10 +379,11 @@ class CapturedCall:
             if len(data) > self.limit - self.captured:
                 data = self._beyond(data)
             self.captured += len(data)
+            self.room = min(self.limit - self.captured, BATCH_BYTES)
             if self.reassembler is not None:
-                self.reassembler.feed(data)
-                if self.raw is not None:
+                if self.raw is not None:  # first: a batch the reassembler fails on stays in it
                     self.raw += data
+                self.reassembler.feed(data)
                 if self.ttft_ms is None and self.reassembler.content_seen:
                     self.ttft_ms = self._elapsed_ms(now)
             else:
@@ -462,6 +461,7 @@ class CapturedCall:
         """Stop capturing, write the line (durably), then release held messages."""
         if self.finalized:
             return
+        self._take(b"")  # what is still pending
         self.completed_at = time.time()
         self.latency_ms = self._elapsed_ms()
         self.finalized = True

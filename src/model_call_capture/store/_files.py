@@ -34,6 +34,7 @@ __all__ = [
     "CAPTURE_SUFFIX",
     "INCOMPLETE_SUFFIX",
     "Creation",
+    "check_opened",
     "check_own_file",
     "explain_symlink",
     "kind_of",
@@ -41,6 +42,7 @@ __all__ = [
     "make_dirs",
     "open_for_reading",
     "open_or_create",
+    "open_unchecked",
     "rollout_id_of",
 ]
 
@@ -81,21 +83,34 @@ def open_or_create(path: str | Path, flags: int, creation: Creation) -> int:
 
     Raises `OSError` naming the file when it is not a regular file of ours (`check_own_file`).
     """
-    flags |= os.O_NONBLOCK
+    fd = open_unchecked(path, flags, creation)
     try:
-        fd = os.open(path, flags)
-    except FileNotFoundError:
-        fd = _create(path, flags, creation)
-    except OSError as exc:
-        raise explain_symlink(exc, path) from exc
-    try:
-        check_own_file(fd, path, creation.file_mode)
-        if _UNSYNCED_DIRS and creation.root in _UNSYNCED_DIRS:
-            _sync_dir(creation.root)
+        check_opened(fd, path, creation)
     except BaseException:
         os.close(fd)
         raise
     return fd
+
+
+def open_unchecked(path: str | Path, flags: int, creation: Creation) -> int:
+    """`open_or_create` without its checks: the caller runs `check_opened` before any use
+    of the descriptor, and closes it when that raises."""
+    flags |= os.O_NONBLOCK
+    try:
+        return os.open(path, flags)
+    except FileNotFoundError:
+        return _create(path, flags, creation)
+    except OSError as exc:
+        raise explain_symlink(exc, path) from exc
+
+
+def check_opened(fd: int, path: str | Path, creation: Creation) -> os.stat_result:
+    """`check_own_file` of a descriptor from `open_unchecked` (its `fstat`), and the fsync of
+    its directory again while an earlier one failed."""
+    st = check_own_file(fd, path, creation.file_mode)
+    if _UNSYNCED_DIRS and creation.root in _UNSYNCED_DIRS:
+        _sync_dir(creation.root)
+    return st
 
 
 def check_own_file(fd: int, path: str | Path, mode: int) -> os.stat_result:

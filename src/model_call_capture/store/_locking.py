@@ -6,7 +6,7 @@ import errno
 import fcntl
 import logging
 
-__all__ = ["flock"]
+__all__ = ["flock", "try_exclusive"]
 
 logger = logging.getLogger(__name__)
 
@@ -35,3 +35,13 @@ def flock(fd: int, operation: int) -> None:
                 "several hosts to one rollout file are not serialized",
                 exc.strerror,
             )
+
+
+def try_exclusive(fd: int) -> bool:
+    """Take the exclusive `flock` if no other descriptor holds it (as `flock` does on a
+    filesystem without locks): False, without waiting, when another holds it."""
+    try:
+        flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    return True

@@ -119,7 +119,9 @@ class CaptureStore:
         bytes that are not one line or a string the codec cannot encode (a lone
         surrogate) — before touching the file.
         """
-        path = self._file(rollout_id)
+        path = self._files.get(rollout_id) if type(rollout_id) is str else None
+        if path is None:  # the common case is inlined: this runs once per captured call
+            path = self._file(rollout_id)
         data = _writer.line_bytes(line)
         if not self._mount_checked:
             self._mount_checked = True

@@ -16,8 +16,8 @@ import threading
 
 from .. import _codec
 from ..contracts import CaptureLine
-from ._files import Creation, open_or_create
-from ._locking import flock
+from ._files import Creation, check_opened, open_unchecked
+from ._locking import flock, try_exclusive
 
 __all__ = ["append", "forget", "line_bytes"]
 
@@ -230,16 +230,29 @@ def _write_durably(
 def _open_locked(path: str, creation: Creation) -> tuple[int, os.stat_result]:
     """Open the capture file for appending and take its exclusive lock: (fd, its stat).
 
+    What is not a regular file of ours is refused (`check_opened`) before we wait for its
+    lock: a file planted by another user, who holds its lock, would otherwise hold this
+    writer forever. A lock taken at once (the usual case) is checked with one `fstat`
+    taken under it, which also gives the size and the links below.
+
     `clear()` unlinks under the same lock, so a file found unlinked once the lock is
     held was cleared after we opened it: open the fresh one instead of writing a
     line nobody will read.
     """
     while True:
-        # `open_or_create` refuses what is not a regular file of ours before we lock it.
-        fd = open_or_create(path, os.O_RDWR | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC, creation)
+        fd = open_unchecked(path, os.O_RDWR | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC, creation)
         try:
-            flock(fd, fcntl.LOCK_EX)
-            st = os.fstat(fd)
+            try:
+                free = try_exclusive(fd)
+            except OSError:
+                check_opened(fd, path, creation)  # what is not ours is refused as such first
+                raise
+            if free:
+                st = check_opened(fd, path, creation)
+            else:
+                check_opened(fd, path, creation)
+                flock(fd, fcntl.LOCK_EX)
+                st = os.fstat(fd)
             if st.st_nlink > 0:
                 return fd, st
         except BaseException:
@@ -253,10 +266,14 @@ def _write_buffers(fd: int, buffers: list[_Buffer]) -> tuple[int, OSError | None
     written = 0
     try:
         for start in range(0, len(buffers), _IOV_MAX):
-            part = buffers[start : start + _IOV_MAX]
-            n = os.write(fd, part[0]) if len(part) == 1 else os.writev(fd, part)
+            part = buffers if len(buffers) <= _IOV_MAX else buffers[start : start + _IOV_MAX]
+            if len(part) == 1:  # one writer alone, the usual case
+                n = os.write(fd, part[0])
+                size = len(part[0])
+            else:
+                n = os.writev(fd, part)
+                size = sum(map(len, part))
             written += n
-            size = sum(map(len, part))
             if n < size:  # short (the disk filled up): write the rest, or get its error
                 rest = memoryview(part[0] if len(part) == 1 else b"".join(part))[n:]
                 while rest:

@@ -7,6 +7,7 @@ a process pool (`.._parallel.map_files`) and publishes atomically (`_atomic`).
 
 from __future__ import annotations
 
+import importlib.util
 from pathlib import Path
 
 import click
@@ -30,12 +31,12 @@ DEFAULT_ROW_GROUP_SIZE = 65536
 
 
 def _need_pyarrow() -> None:
-    try:
-        import pyarrow  # noqa: F401
-    except ImportError:
+    # Found, not imported: a process with pyarrow's threads starts its workers from a fork
+    # server instead of forking them (`_single.rollout_tables`).
+    if importlib.util.find_spec("pyarrow") is None:
         raise click.ClickException(
             "Parquet export needs pyarrow: pip install 'model-call-capture[arrow]' (or use --format jsonl)"
-        ) from None
+        )
 
 
 def _capture_paths(directory: str) -> list[Path]:

@@ -100,7 +100,9 @@ def _write_parts(
         format="parquet",
         partitioning=partitioning,
         basename_template=f"part-{generation:06d}-{{i}}.parquet",
-        file_options=ds.ParquetFileFormat().make_write_options(compression="zstd"),
+        file_options=ds.ParquetFileFormat().make_write_options(
+            compression="zstd", use_dictionary=False
+        ),
         max_rows_per_group=row_group_size,
         min_rows_per_group=min(row_group_size, 8192),
         max_rows_per_file=16 * row_group_size,
@@ -219,7 +221,9 @@ def _without(path: Path, stale: set[str], out: Path, tmp: Path, mode: int) -> Pa
     target.parent.mkdir(parents=True, exist_ok=True)
     _atomic.create_file(target, mode)
     kept = 0
-    with pq.ParquetWriter(target, file.schema_arrow, compression="zstd") as writer:
+    with pq.ParquetWriter(
+        target, file.schema_arrow, compression="zstd", use_dictionary=False
+    ) as writer:
         for i in range(file.num_row_groups):
             group = file.read_row_group(i)
             if "rollout_id" in group.column_names:

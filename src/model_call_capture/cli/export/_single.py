@@ -9,6 +9,9 @@ not depend on the number of workers.
 from __future__ import annotations
 
 import functools
+import importlib.abc
+import itertools
+import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,7 +23,7 @@ from ... import _codec
 from ...arrow import PAYLOAD_COLUMNS, iter_record_batches, record_schema
 from ...records import read_available_model_call_records
 from ...store import CAPTURE_SUFFIX, CaptureStore
-from .._parallel import map_files
+from .._parallel import in_worker, map_files
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -49,12 +52,34 @@ _MIN_GROUPS = 256
 
 _UNSET_PAYLOADS = dict.fromkeys(PAYLOAD_COLUMNS, msgspec.UNSET)
 
-WORKER_PRELOAD = ("pyarrow", "pyarrow.ipc", "pandas")
-"""What a worker building Arrow tables imports, once in the fork server (`map_files`).
+WORKER_PRELOAD = ("pyarrow", "pyarrow.ipc")
+"""What a worker building Arrow tables imports, once in the fork server (`map_files`)."""
 
-pandas too: pyarrow imports it (when installed) on its first conversion of Python values,
-which takes longer than a worker's share of many rollouts.
-"""
+
+class _NoPandas(importlib.abc.MetaPathFinder):
+    """An import finder that refuses pandas (see `worker_without_pandas`)."""
+
+    def find_spec(self, name: str, path: object = None, target: object = None) -> None:
+        if name.partition(".")[0] == "pandas":
+            raise ModuleNotFoundError(f"{name} is not imported by a worker of mcc export")
+
+
+def worker_without_pandas() -> None:
+    """In a worker of `map_files` only: keep pyarrow from importing pandas, which it never needs here.
+
+    pyarrow imports pandas (when installed) on its first conversion of Python values, only
+    to ask whether they are pandas objects; a worker building tables from records never
+    holds one, and the import costs more than a worker's share of many rollouts
+    (docs/performance.md, "Export without payloads"). A finder that refuses the import
+    has pyarrow convert without pandas. Never in the caller's process, whose pandas is
+    its own.
+    """
+    if in_worker() and "pandas" not in sys.modules and not _refused:
+        sys.meta_path.insert(0, _NoPandas())
+        _refused.append(True)
+
+
+_refused: list[bool] = []
 
 
 @dataclass(slots=True)
@@ -72,6 +97,7 @@ def group_table(payloads: bool, paths: Sequence[Path]) -> tuple[bytes, int, int]
     Bytes, because a process pool pickles results: one blob pickles far faster than a
     table of many small buffers.
     """
+    worker_without_pandas()
     import pyarrow as pa
 
     batches = iter_record_batches(paths, payloads=payloads)
@@ -97,16 +123,21 @@ def file_groups(paths: Sequence[Path], payloads: bool) -> list[Sequence[Path]]:
 def rollout_tables(
     paths: Sequence[Path], payloads: bool, jobs: int, counts: Counts
 ) -> Iterator[pa.Table]:
-    """The tables of the capture files in order, read on `jobs` processes; `counts` grows."""
-    import pyarrow as pa
+    """The tables of the capture files in order, read on `jobs` processes; `counts` grows.
 
+    pyarrow is imported here once the workers are started (the first result is in): a
+    caller with pyarrow's threads would start them from a fork server, a second interpreter
+    that imports everything again, where a caller of one thread forks them (`map_files`).
+    """
     for data, damaged, out_of_range in map_files(
         functools.partial(group_table, payloads),
         file_groups(paths, payloads),
         jobs,
         preload=WORKER_PRELOAD,
     ):
-        table = pa.ipc.open_stream(data).read_all()
+        import pyarrow.ipc
+
+        table = pyarrow.ipc.open_stream(data).read_all()
         counts.rows += table.num_rows
         counts.damaged += damaged
         counts.out_of_range += out_of_range
@@ -166,16 +197,21 @@ class _RowGroups:
 def write_parquet(
     paths: Sequence[Path], out: Path, *, payloads: bool, row_group_size: int, jobs: int
 ) -> Counts:
-    """Write the calls of `paths` to the Parquet file `out` (zstd, fixed schema)."""
+    """Write the calls of `paths` to the Parquet file `out` (zstd, fixed schema, no dictionaries).
+
+    No dictionary encoding: zstd alone writes the columns smaller, and in half the time
+    (docs/performance.md, "Export without payloads"). The first table is awaited before
+    pyarrow is imported here, so that the workers are forked (see `rollout_tables`).
+    """
+    counts = Counts()
+    tables = rollout_tables(paths, payloads, jobs, counts)
+    first = next(tables, None)
     import pyarrow.parquet as pq
 
-    counts = Counts()
     schema = record_schema(payloads)
-    # Dictionaries of payload text only cost memory: payloads hardly ever repeat.
-    dictionary = [name for name in schema.names if name not in PAYLOAD_COLUMNS]
-    with pq.ParquetWriter(out, schema, compression="zstd", use_dictionary=dictionary) as writer:
+    with pq.ParquetWriter(out, schema, compression="zstd", use_dictionary=False) as writer:
         groups = _RowGroups(writer, row_group_size)
-        for table in rollout_tables(paths, payloads, jobs, counts):
+        for table in itertools.chain([] if first is None else [first], tables):
             groups.add(table)
         groups.close()
     return counts

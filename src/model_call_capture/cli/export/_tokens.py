@@ -17,7 +17,7 @@ from ...records import read_available_model_call_records
 from ...store import CAPTURE_SUFFIX, CaptureStore
 from ...trajectories import build_token_trajectories
 from .._parallel import map_files
-from ._single import WORKER_PRELOAD, Counts, _RowGroups
+from ._single import WORKER_PRELOAD, Counts, _RowGroups, worker_without_pandas
 
 __all__ = [
     "rollout_trajectory_jsonl",
@@ -29,6 +29,7 @@ __all__ = [
 
 def rollout_trajectory_table(path: Path) -> tuple[bytes, int]:
     """One capture file's trajectories as one Arrow table in IPC stream bytes, and its damaged lines."""
+    worker_without_pandas()
     import pyarrow as pa
 
     batches = iter_trajectory_batches([path])
