@@ -72,7 +72,8 @@ def _client_loop() -> Callable[[], asyncio.AbstractEventLoop] | None:
         import uvloop
     except ImportError:
         return None
-    return uvloop.new_event_loop
+    new_loop: Callable[[], asyncio.AbstractEventLoop] = uvloop.new_event_loop
+    return new_loop
 
 
 def _over_http(tmp: str, http: str, loop: str, quick: bool) -> tuple[list[Row], _Load]:

@@ -332,7 +332,9 @@ async def _asgi_stream(app: Any, path: str) -> tuple[list[bytes], float]:
         if message["type"] == "http.response.body" and message.get("body"):
             if not chunks:
                 first = time.perf_counter()
-            chunks.append(bytes(message["body"]))  # type: ignore[arg-type]
+            body = message["body"]
+            assert isinstance(body, bytes | bytearray | memoryview)
+            chunks.append(bytes(body))
 
     t0 = time.perf_counter()
     await app(scope, receive, send)
