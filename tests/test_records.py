@@ -32,6 +32,7 @@ from model_call_capture.records import (
     aggregate_model_call_metrics,
     aggregate_model_call_records,
     build_model_call_record,
+    decode_line_lazily,
     iter_file_records,
     iter_model_call_records,
     read_available_model_call_records,
@@ -573,6 +574,31 @@ def test_an_unread_record_survives_pickling_for_worker_processes(tmp_path: Path)
     (record,) = read_model_call_records(store, "r")
     copy = pickle.loads(pickle.dumps(record))
     assert (copy.model_call_id, copy.request, copy.response) == ("a", {"model": "m"}, {"id": "c1"})
+
+
+def test_an_absent_or_null_payload_is_null_in_the_line_and_the_record_before_any_read(
+    tmp_path: Path,
+) -> None:
+    # The lazy decode stores a checked payload back only when checking changed it: an
+    # object's text stays the same `msgspec.Raw`, absent (UNSET) and `null` become None.
+    lines = [
+        b'{"model_call_id":"a"}',
+        b'{"model_call_id":"b","request":null,"response":null}',
+        b'{"model_call_id":"c","request":{"model":"m"},"response":{"id":"c1"}}',
+    ]
+    decoded = [decode_line_lazily(raw, path=None, line_index=i) for i, raw in enumerate(lines)]
+    assert [(line.request, line.response) for line in decoded[:2]] == [(None, None), (None, None)]
+    assert (bytes(decoded[2].request), bytes(decoded[2].response)) == (  # type: ignore[arg-type]
+        b'{"model":"m"}',
+        b'{"id":"c1"}',
+    )
+    store = _write(tmp_path, b"\n".join(lines) + b"\n")
+    slots = [
+        (row["request"], row["response"])
+        for row in map(msgspec.structs.asdict, read_model_call_records(store, "r"))
+    ]
+    assert slots[:2] == [(None, None), (None, None)]  # not UNSET, not the text `null`
+    assert [type(payload) for payload in slots[2]] == [msgspec.Raw, msgspec.Raw]
 
 
 def test_payload_text_that_is_not_an_object_reads_as_null() -> None:

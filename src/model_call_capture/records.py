@@ -121,9 +121,15 @@ def _decode_checked(
     """
     try:
         line = decoder.decode(raw)
-        # A `CaptureLine` from here on: the response is an object's text or None.
-        line.request = request(line.request)
-        line.response = _object_text(line.response)
+        # A `CaptureLine` from here on: the response is an object's text or None. Each is
+        # stored back only when checking changed it: a Struct's attribute store is the slow
+        # path of the interpreter, and an object's text (nearly every line) stays as it is.
+        payload = line.request
+        if (checked := request(payload)) is not payload:
+            line.request = checked
+        payload = line.response
+        if (checked := _object_text(payload)) is not payload:
+            line.response = checked
     except _REFUSED:
         return fallback(raw, path=path, line_index=line_index)
     if not raw.isascii() and not _is_utf8(raw):

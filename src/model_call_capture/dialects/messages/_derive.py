@@ -38,6 +38,8 @@ class _ResponseView(msgspec.Struct, gc=False):
 
 
 _response_view = msgspec.json.Decoder(_ResponseView)
+_NO_RESPONSE = _ResponseView()  # read, never written
+_NO_USAGE = _UsageView()
 
 
 def derive(request: Payload, response: Payload) -> Derived:
@@ -51,20 +53,12 @@ def derive(request: Payload, response: Payload) -> Derived:
     `response_status` stays None: a Messages response has no status (NeMo Gym reads a
     `status` member of any body).
     """
-    derived = Derived()
-    resp = decode_view(response, _response_view) or _ResponseView()
-    if isinstance(resp.id, str):
-        derived.response_id = resp.id
+    resp = decode_view(response, _response_view) or _NO_RESPONSE
     model = resp.model
     if not (isinstance(model, str) and model):
         model = request_model(request)
-    if isinstance(model, str) and model:
-        derived.model = model
-    if isinstance(resp.stop_reason, str):
-        derived.finish_reason = resp.stop_reason
-    if isinstance(resp.usage, _UsageView):
-        _derive_usage(derived, resp.usage)
     content = resp.content
+    tool_calls: list[ToolCall] = []
     thinking: list[str] = []
     if isinstance(content, list):
         for block in content:
@@ -73,7 +67,7 @@ def derive(request: Payload, response: Payload) -> Derived:
             kind = block.type
             if kind == "tool_use":
                 call_id, name = block.id, block.name
-                derived.tool_calls.append(
+                tool_calls.append(
                     ToolCall(
                         call_id=call_id if isinstance(call_id, str) else None,
                         name=name if isinstance(name, str) else None,
@@ -82,25 +76,34 @@ def derive(request: Payload, response: Payload) -> Derived:
                 )
             elif kind == "thinking" and isinstance(block.thinking, str) and block.thinking:
                 thinking.append(block.thinking)
-    derived.reasoning_content = "\n".join(thinking) or None
-    return derived
-
-
-def _derive_usage(derived: Derived, usage: _UsageView) -> None:
+    usage = resp.usage if isinstance(resp.usage, _UsageView) else _NO_USAGE
     plain = token_count(usage.input_tokens)
-    cached = usage.cache_read_input_tokens
-    created = usage.cache_creation_input_tokens
+    cached, created = usage.cache_read_input_tokens, usage.cache_creation_input_tokens
     read_count, create_count = token_count(cached), token_count(created)
-    derived.cached_tokens = read_count
-    derived.cache_creation_tokens = create_count
-    if read_count is not None:
-        derived.cache_hit = read_count > 0
     # An absent cache count means no cache traffic; a present but invalid one is unknown.
     cache_known = (cached is None or read_count is not None) and (
         created is None or create_count is not None
     )
-    if plain is not None and cache_known:
-        derived.tokens_in = plain + (read_count or 0) + (create_count or 0)
-    derived.tokens_out = token_count(usage.output_tokens)
-    if derived.tokens_in is not None and derived.tokens_out is not None:
-        derived.tokens_total = derived.tokens_in + derived.tokens_out
+    tokens_in = (
+        plain + (read_count or 0) + (create_count or 0)
+        if plain is not None and cache_known
+        else None
+    )
+    tokens_out = token_count(usage.output_tokens)
+    # One constructor call, not a blank `Derived` filled in: a Struct's attribute store is
+    # the interpreter's slow path, and every record read passes here.
+    return Derived(
+        response_id=resp.id if isinstance(resp.id, str) else None,
+        model=model if isinstance(model, str) and model else None,
+        finish_reason=resp.stop_reason if isinstance(resp.stop_reason, str) else None,
+        tokens_in=tokens_in,
+        tokens_out=tokens_out,
+        tokens_total=(
+            tokens_in + tokens_out if tokens_in is not None and tokens_out is not None else None
+        ),
+        cached_tokens=read_count,
+        cache_hit=None if read_count is None else read_count > 0,
+        cache_creation_tokens=create_count,
+        tool_calls=tool_calls,
+        reasoning_content="\n".join(thinking) or None,
+    )
