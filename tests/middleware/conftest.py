@@ -258,3 +258,37 @@ def post(
     prefix = f"/ng-rollout/{rollout}" if rollout is not None else ""
     content = body if isinstance(body, bytes | list) else json.dumps(body).encode()
     return call(app, f"{prefix}{PATHS[dialect]}", content, **options)
+
+
+def capture_file(directory: Path, rollout: str) -> Path:
+    """The capture file of `rollout` in `directory`."""
+    return directory / f"{rollout}.capture.jsonl"
+
+
+def sent_before_the_line(reply: Exchange) -> list[bytes]:
+    """Body chunks that went out before the line was on disk."""
+    return [bytes(m.get("body", b"")) for m, lines in reply.body_messages if lines == 0]
+
+
+def sent_after_the_line(reply: Exchange) -> list[bytes]:
+    """Body chunks that went out once the line was on disk."""
+    return [bytes(m.get("body", b"")) for m, lines in reply.body_messages if lines == 1]
+
+
+def sse_app(chunks: list[bytes], pause_after_first: float = 0.0) -> Any:
+    """A raw ASGI app that streams `chunks` as they are (optionally pausing after the
+    first), then closes the response."""
+
+    async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        while (await receive()).get("more_body"):
+            pass
+        start = {"type": "http.response.start", "status": 200}
+        headers = [(b"content-type", b"text/event-stream")]
+        await send({**start, "headers": headers})
+        for i, chunk in enumerate(chunks):
+            await send({"type": "http.response.body", "body": chunk, "more_body": True})
+            if i == 0 and pause_after_first:
+                await asyncio.sleep(pause_after_first)
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+    return app

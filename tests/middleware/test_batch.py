@@ -6,12 +6,10 @@ stand-in) to log what it is fed.
 
 from __future__ import annotations
 
-import asyncio
 import errno
 import itertools
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -21,7 +19,17 @@ from conftest import CORPUS
 from model_call_capture.middleware import _call
 from model_call_capture.reassembly import StreamReassembler
 
-from .conftest import Message, capturing, new_rollout, only_line, post
+from .conftest import (
+    Message,
+    capture_file,
+    capturing,
+    new_rollout,
+    only_line,
+    post,
+    sent_after_the_line,
+    sent_before_the_line,
+    sse_app,
+)
 
 
 def _chunk(text: str) -> bytes:
@@ -31,24 +39,6 @@ def _chunk(text: str) -> bytes:
 
 def _words(n: int) -> list[str]:
     return [f" w{i}" for i in range(n)]
-
-
-def _app(chunks: list[bytes], pause_after_first: float = 0.0) -> Any:
-    """Streams `chunks` (optionally pausing after the first), then closes the response."""
-
-    async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
-        while (await receive()).get("more_body"):
-            pass
-        start = {"type": "http.response.start", "status": 200}
-        headers = [(b"content-type", b"text/event-stream")]
-        await send({**start, "headers": headers})
-        for i, chunk in enumerate(chunks):
-            await send({"type": "http.response.body", "body": chunk, "more_body": True})
-            if i == 0 and pause_after_first:
-                await asyncio.sleep(pause_after_first)
-        await send({"type": "http.response.body", "body": b"", "more_body": False})
-
-    return app
 
 
 @pytest.fixture
@@ -71,7 +61,7 @@ def test_a_long_stream_is_fed_in_order_in_batches_of_at_most_batch_bytes(
     words = _words(600)  # about 50 KB of chunks of about 80 bytes
     chunks = [_chunk(word) for word in words] + [b"data: [DONE]\n\n"]
     rollout = new_rollout()
-    reply = post(capturing(tmp_path, app=_app(chunks)), rollout, b"{}")
+    reply = post(capturing(tmp_path, app=sse_app(chunks)), rollout, b"{}")
     assert [bytes(m["body"]) for m, _ in reply.body_messages] == [*chunks, b""]
     # Every byte once, in order; the first chunk alone (it carries the first token).
     assert b"".join(fed) == b"".join(chunks)
@@ -99,7 +89,7 @@ def test_a_client_gone_mid_stream_records_every_chunk_it_was_sent(
 
     rollout = new_rollout()
     reply = post(
-        capturing(tmp_path, app=_app(chunks)), rollout, b"{}", on_send=client_gone_after_50
+        capturing(tmp_path, app=sse_app(chunks)), rollout, b"{}", on_send=client_gone_after_50
     )
     assert len(reply.body_messages) == 50
     line = only_line(tmp_path, rollout)
@@ -118,7 +108,7 @@ def test_the_first_token_is_timed_by_the_chunk_that_carried_it(
     # that chunk's time, not the time its batch (or the call's end) was reassembled.
     chunks = [_chunk("Hi")] + [_chunk(word) for word in _words(20)] + [b"data: [DONE]\n\n"]
     rollout = new_rollout()
-    post(capturing(tmp_path, app=_app(chunks, pause_after_first=0.2)), rollout, b"{}")
+    post(capturing(tmp_path, app=sse_app(chunks, pause_after_first=0.2)), rollout, b"{}")
     line = only_line(tmp_path, rollout)
     assert line["latency_ms"] >= 200
     assert line["latency_ttft_ms"] < 100
@@ -167,12 +157,13 @@ def test_any_chunking_holds_exactly_the_chunk_that_completes_the_terminal_event(
     k = _completing_chunk(dialect, chunks)
     rollout = new_rollout()
     reply = post(
-        capturing(tmp_path, app=_app(chunks)),
+        capturing(tmp_path, app=sse_app(chunks)),
         rollout,
         b"{}",
         dialect,
-        watch=tmp_path / f"{rollout}.capture.jsonl",
+        watch=capture_file(tmp_path, rollout),
     )
-    before = [bytes(m.get("body", b"")) for m, lines in reply.body_messages if lines == 0]
-    after = [bytes(m.get("body", b"")) for m, lines in reply.body_messages if lines == 1]
-    assert (before, after) == (chunks[:k], [*chunks[k:], b""])
+    assert (sent_before_the_line(reply), sent_after_the_line(reply)) == (
+        chunks[:k],
+        [*chunks[k:], b""],
+    )

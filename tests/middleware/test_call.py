@@ -29,28 +29,17 @@ from .conftest import (
     Message,
     body_for,
     call,
+    capture_file,
     capturing,
     chat_body,
     new_rollout,
     only_line,
     post,
     read_lines,
+    sent_after_the_line,
+    sent_before_the_line,
+    sse_app,
 )
-
-
-def capture_file(directory: Path, rollout: str) -> Path:
-    return directory / f"{rollout}.capture.jsonl"
-
-
-def sent_before_the_line(reply: Exchange) -> list[bytes]:
-    """Body chunks that went out before the line was on disk."""
-    return [bytes(m.get("body", b"")) for m, lines in reply.body_messages if lines == 0]
-
-
-def sent_after_the_line(reply: Exchange) -> list[bytes]:
-    """Body chunks that went out once the line was on disk."""
-    return [bytes(m.get("body", b"")) for m, lines in reply.body_messages if lines == 1]
-
 
 # -- bytes are never changed ----------------------------------------------------------
 
@@ -211,26 +200,6 @@ def test_after_the_first_token_chunks_go_out_at_once_and_are_reassembled_in_a_ba
     assert sent_before_the_line(reply) == chunks[:3]
     assert sent_after_the_line(reply) == [chunks[3], b""]
     assert only_line(tmp_path, rollout)["response"]["choices"][0]["message"]["content"] == "Rain."
-
-
-def sse_app(chunks: list[bytes]) -> Any:
-    """A raw ASGI app that streams `chunks` as they are, then closes the response."""
-
-    async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
-        while (await receive()).get("more_body"):
-            pass
-        await send(
-            {
-                "type": "http.response.start",
-                "status": 200,
-                "headers": [(b"content-type", b"text/event-stream")],
-            }
-        )
-        for chunk in chunks:
-            await send({"type": "http.response.body", "body": chunk, "more_body": True})
-        await send({"type": "http.response.body", "body": b"", "more_body": False})
-
-    return app
 
 
 # Streams whose terminal event is completed by a chunk that carries no marker of its own,
