@@ -74,12 +74,12 @@ def worker_without_pandas() -> None:
     has pyarrow convert without pandas. Never in the caller's process, whose pandas is
     its own.
     """
-    if in_worker() and "pandas" not in sys.modules and not _refused:
+    if (
+        in_worker()
+        and "pandas" not in sys.modules
+        and not any(isinstance(finder, _NoPandas) for finder in sys.meta_path)
+    ):
         sys.meta_path.insert(0, _NoPandas())
-        _refused.append(True)
-
-
-_refused: list[bool] = []
 
 
 @dataclass(slots=True)
