@@ -439,3 +439,19 @@ def test_the_stats_comparison_counts_a_query_that_gets_a_figure_wrong(
         _sql_stats(corpus_dir, _duck_stats.STATS_QUERY.replace(old, new)), ours
     )
     assert {name for name, n in counts.items() if n} == (wrong or {"error_categories"})
+
+
+def test_the_stats_comparison_counts_groups_one_side_lacks() -> None:
+    figures: dict[str, Any] = dict.fromkeys(_duck_stats.STATS_FIELDS, 1)
+    duck: list[dict[str, Any]] = [
+        {"model": "a", "dialect": "chat", **figures},
+        {"model": "b", "dialect": None, **figures},
+    ]
+    ours: list[dict[str, Any]] = [{"model": "a", "dialect": "chat", **figures, "calls": 2}]
+    ours.append({"model": "c", "dialect": "chat", **figures})
+    counts = _duck_stats.differences(duck, ours)
+    assert {name: n for name, n in counts.items() if n} == {
+        "groups only in duckdb": 1,
+        "groups only in mcc": 1,
+        "calls": 1,
+    }
