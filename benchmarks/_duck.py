@@ -389,6 +389,7 @@ def mismatches(duck: Path | str, ours: Path | str) -> dict[str, int]:
 
     con = duckdb.connect()
     try:
+        con.execute("SET enable_progress_bar = false")  # the report goes to stdout
         types = con.sql(f"DESCRIBE SELECT * FROM read_parquet('{duck}')").fetchall()
         columns = [(name, type_) for name, type_, *_ in types if name != "model_call_id"]
         names = [name for name, _ in columns]
