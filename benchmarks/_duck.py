@@ -18,9 +18,15 @@ line's position in its file; `read_json` has no line number, so the query number
 file's lines by `started_at` (then `model_call_id`), which is the line order of the
 generated files (a rollout's calls there run one after another) but not of every file.
 
+`FAIR_PAYLOADS_COLUMNS` does `mcc export --payloads`'s job: the same query over lines read
+with `request` whole (`FAIR_PAYLOADS_SOURCE`), and the four payload columns
+(`arrow.PAYLOAD_COLUMNS`) where the export writes them. The token derivation
+(`counted_ctes`, `MODEL`, `REASONING_TOKENS`, `TOTAL_TOKENS`) is also the stats SQL's
+(`_duck_stats.py`).
+
 `mismatches` joins DuckDB's Parquet with `mcc export`'s on `model_call_id` and counts the
-values that differ, column by column (JSON text compared parsed, floats within 1e-9
-relative), so a baseline that does a different job shows it.
+values that differ, column by column (JSON text compared parsed, payloads by digest,
+floats within 1e-9 relative), so a baseline that does a different job shows it.
 """
 
 from __future__ import annotations
@@ -389,7 +395,7 @@ def mismatches(duck: Path | str, ours: Path | str) -> dict[str, int]:
 
     con = duckdb.connect()
     try:
-        con.execute("SET enable_progress_bar = false")  # the report goes to stdout
+        con.execute("SET enable_progress_bar = false")  # one bar per comparison: noise in the log
         types = con.sql(f"DESCRIBE SELECT * FROM read_parquet('{duck}')").fetchall()
         columns = [(name, type_) for name, type_, *_ in types if name != "model_call_id"]
         names = [name for name, _ in columns]

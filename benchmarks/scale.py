@@ -288,7 +288,7 @@ def _check_same_data(measures: list[Measure], work: Path) -> str:
             wrong = {column: n for column, n in counts.items() if n}
             compared = len(counts) - 2
             payloads = (
-                " (payloads: md5 of the parsed JSON, of the raw text)"
+                "; payloads as digests: md5 of the parsed JSON, of the raw text"
                 if any(column in counts for column in PAYLOAD_COLUMNS)
                 else ""
             )
