@@ -9,10 +9,10 @@ the same 30 columns with the same values (`_duck.FAIR_COLUMNS`), beside `mcc exp
 beside `mcc stats --json` its figures in SQL (`_duck_stats.STATS_QUERY`). Every run checks
 that each wrote what ours wrote (`_duck.mismatches`, `_duck_stats.differences`, noted on
 the row); the former 10-column query (Anthropic input tokens without cache) is a primed
-info row beside the export without payloads. For each: wall time, lines per second, peak RSS (of the
-largest process of the command's tree: a command that runs worker processes, such as
-`mcc export --jobs`, uses more in all), CPU seconds (user + system of
-the whole tree: on a loaded machine the steadier figure) and the size of what it wrote.
+info row beside the export without payloads. For each: wall time, lines per second, peak
+RSS (of the largest process of the command's tree: a command that runs worker processes,
+such as `mcc export --jobs`, uses more in all), CPU seconds (user + system of the whole
+tree: on a loaded machine the steadier figure) and the size of what it wrote.
 The export without payloads also runs on one core on both sides (`--jobs 1`, DuckDB
 `SET threads TO 1`), and beside it the floor of any reader built on msgspec: the same
 files split over the same workers (`map_files`, the same `--jobs`), each file's lines cut
