@@ -18,9 +18,15 @@ line's position in its file; `read_json` has no line number, so the query number
 file's lines by `started_at` (then `model_call_id`), which is the line order of the
 generated files (a rollout's calls there run one after another) but not of every file.
 
+`FAIR_PAYLOADS_COLUMNS` does `mcc export --payloads`'s job: the same query over lines read
+with `request` whole (`FAIR_PAYLOADS_SOURCE`), and the four payload columns
+(`arrow.PAYLOAD_COLUMNS`) where the export writes them. The token derivation
+(`counted_ctes`, `MODEL`, `REASONING_TOKENS`, `TOTAL_TOKENS`) is also the stats SQL's
+(`_duck_stats.py`).
+
 `mismatches` joins DuckDB's Parquet with `mcc export`'s on `model_call_id` and counts the
-values that differ, column by column (JSON text compared parsed, floats within 1e-9
-relative), so a baseline that does a different job shows it.
+values that differ, column by column (JSON text compared parsed, payloads by digest,
+floats within 1e-9 relative), so a baseline that does a different job shows it.
 """
 
 from __future__ import annotations
@@ -29,16 +35,23 @@ import json
 from pathlib import Path
 from typing import Any
 
+from model_call_capture.arrow import PAYLOAD_COLUMNS
+
 __all__ = [
     "FAIR_COLUMNS",
+    "FAIR_PAYLOADS_COLUMNS",
+    "FAIR_PAYLOADS_SOURCE",
     "FAIR_SOURCE",
+    "MODEL",
     "OMITTED",
+    "REASONING_TOKENS",
     "RESPONSE_SHAPE",
     "SHORT_COLUMNS",
-    "SHORT_PAYLOADS_QUERY",
     "SHORT_QUERY",
     "SHORT_SOURCE",
+    "TOTAL_TOKENS",
     "copy_sql",
+    "counted_ctes",
     "mismatches",
     "query_sql",
     "struct_type",
@@ -112,8 +125,6 @@ def struct_type(shape: Any) -> str:
     return str(shape)
 
 
-_SHAPE = json.dumps(RESPONSE_SHAPE, separators=(",", ":"))
-
 FAIR_SOURCE = (
     "read_json('{root}/*.capture.jsonl', format='newline_delimited', "
     "maximum_object_size=268435456, filename=true, columns={{"
@@ -126,6 +137,12 @@ FAIR_SOURCE = (
     "request: 'STRUCT(model VARCHAR)', response: 'JSON'}})"
 )
 """The lines as `FAIR_COLUMNS` reads them (`{root}`: the capture directory)."""
+
+FAIR_PAYLOADS_SOURCE = FAIR_SOURCE.replace(
+    "request: 'STRUCT(model VARCHAR)', response: 'JSON'",
+    "request: 'JSON', response: 'JSON', request_raw: 'VARCHAR', response_raw: 'VARCHAR'",
+)
+"""The lines as `FAIR_PAYLOADS_COLUMNS` reads them: `request` whole (`JSON`), and the raw texts."""
 
 # Tool-call arguments as `dialects.base.tool_arguments` reads them, as JSON text.
 _ARGS = (
@@ -152,9 +169,10 @@ _RESPONSES_REASONING = """flatten(list_transform(list_filter(r.output, lambda o:
 _MESSAGES_REASONING = """list_transform(
     list_filter(r.content, lambda b: b.type = 'thinking'), lambda b: b.thinking)"""
 
-FAIR_COLUMNS = f"""
-WITH shaped AS (
-    SELECT * EXCLUDE (response), json_transform(response, '{_SHAPE}') AS r FROM {{source}}
+# The CTEs every fair query starts with (`{select}`: `shaped`'s columns, the response
+# shaped once): the usage counts of `dialects/*/_derive.py`, `t_in`, `t_out`, `t_cached`.
+_COUNTED = """shaped AS (
+    SELECT {select} FROM {source}
 ), lines AS (
     SELECT *, r.usage AS u FROM shaped
 ), counted AS (
@@ -183,7 +201,48 @@ WITH shaped AS (
                                        THEN u.input_tokens_details.cached_tokens END
             WHEN 'messages' THEN CASE WHEN u.cache_read_input_tokens >= 0
                                       THEN u.cache_read_input_tokens END
-        END AS t_cached,
+        END AS t_cached
+    FROM lines
+)"""
+
+
+def counted_ctes(shape: Any, *, exclude: str = "response", keep: str = "") -> str:
+    """`_COUNTED` with `response` shaped as `shape` (`json_transform`) into `r`.
+
+    `shaped` holds the source's columns but `exclude`, and `keep` (more columns, each
+    with its leading comma); `{source}` stays to be filled (`query_sql`).
+    """
+    shaped = json.dumps(shape, separators=(",", ":"))
+    select = f"* EXCLUDE ({exclude}), json_transform(response, '{shaped}') AS r{keep}"
+    return _COUNTED.format(select=select, source="{source}")
+
+
+# The derived columns `mcc stats` sums, from `counted` (as `dialects/*/_derive.py`).
+MODEL = """CASE dialect
+        WHEN 'responses' THEN coalesce(nullif(r.model, ''), request.model)
+        WHEN 'chat' THEN coalesce(nullif(r.model, ''), nullif(request.model, ''))
+        WHEN 'messages' THEN coalesce(nullif(r.model, ''), nullif(request.model, ''))
+    END"""
+REASONING_TOKENS = """CASE dialect
+        WHEN 'chat' THEN CASE WHEN u.completion_tokens_details.reasoning_tokens >= 0
+                              THEN u.completion_tokens_details.reasoning_tokens END
+        WHEN 'responses' THEN CASE WHEN u.output_tokens_details.reasoning_tokens >= 0
+                                   THEN u.output_tokens_details.reasoning_tokens END
+    END"""
+TOTAL_TOKENS = """CASE dialect
+        WHEN 'chat' THEN coalesce(CASE WHEN u.total_tokens >= 0 THEN u.total_tokens END,
+                                  t_in + t_out)
+        WHEN 'responses' THEN coalesce(CASE WHEN u.total_tokens >= 0 THEN u.total_tokens END,
+                                       t_in + t_out)
+        WHEN 'messages' THEN t_in + t_out
+    END"""
+
+
+def _export_query(payloads: str = "", **shaped: str) -> str:
+    """The fair export's query: `payloads` before `capture_cut`, `shaped` for `counted_ctes`."""
+    return f"""
+WITH {counted_ctes(RESPONSE_SHAPE, **shaped)}, thought AS (
+    SELECT *,
         CASE dialect
             WHEN 'chat' THEN list_filter([coalesce(
                 nullif(r.choices[1].message.reasoning_content, ''),
@@ -191,7 +250,7 @@ WITH shaped AS (
             WHEN 'responses' THEN {_RESPONSES_REASONING}
             WHEN 'messages' THEN {_MESSAGES_REASONING}
         END AS thoughts
-    FROM lines
+    FROM counted
 )
 SELECT
     regexp_extract(filename, '([^/]*)\\.capture\\.jsonl$', 1) AS rollout_id,
@@ -204,11 +263,7 @@ SELECT
     row_number() OVER (PARTITION BY filename ORDER BY started_at, model_call_id) - 1
         AS call_index,
     model_ref,
-    CASE dialect
-        WHEN 'responses' THEN coalesce(nullif(r.model, ''), request.model)
-        WHEN 'chat' THEN coalesce(nullif(r.model, ''), nullif(request.model, ''))
-        WHEN 'messages' THEN coalesce(nullif(r.model, ''), nullif(request.model, ''))
-    END AS model,
+    {MODEL} AS model,
     dialect,
     status_code,
     CASE dialect WHEN 'responses' THEN r.status END AS response_status,
@@ -221,19 +276,8 @@ SELECT
     completed_at,
     t_in AS tokens_in,
     t_out AS tokens_out,
-    CASE dialect
-        WHEN 'chat' THEN CASE WHEN u.completion_tokens_details.reasoning_tokens >= 0
-                              THEN u.completion_tokens_details.reasoning_tokens END
-        WHEN 'responses' THEN CASE WHEN u.output_tokens_details.reasoning_tokens >= 0
-                                   THEN u.output_tokens_details.reasoning_tokens END
-    END AS tokens_reasoning,
-    CASE dialect
-        WHEN 'chat' THEN coalesce(CASE WHEN u.total_tokens >= 0 THEN u.total_tokens END,
-                                  t_in + t_out)
-        WHEN 'responses' THEN coalesce(CASE WHEN u.total_tokens >= 0 THEN u.total_tokens END,
-                                       t_in + t_out)
-        WHEN 'messages' THEN t_in + t_out
-    END AS tokens_total,
+    {REASONING_TOKENS} AS tokens_reasoning,
+    {TOTAL_TOKENS} AS tokens_total,
     t_cached AS cached_tokens,
     t_cached > 0 AS cache_hit,
     CASE dialect WHEN 'messages' THEN CASE WHEN u.cache_creation_input_tokens >= 0
@@ -249,16 +293,34 @@ SELECT
     END AS reasoning_content,
     error_category,
     latency_ms AS latency_total_ms,
-    latency_ttft_ms,
+    latency_ttft_ms,{payloads}
     coalesce(capture_cut, false) AS capture_cut,
     client_session_id,
     upstream_attempted,
     response_source,
     upstream_status_code,
     local_response_reason
-FROM counted
+FROM thought
 """
+
+
+FAIR_COLUMNS = _export_query()
 """The fair baseline's query (`{source}`: `FAIR_SOURCE`; see `copy_sql`)."""
+
+# With payloads `request` is read whole: its text is the column, its model the STRUCT
+# `FAIR_COLUMNS` reads (`shaped` keeps both). The texts are DuckDB's own writing of the
+# JSON (no white space, numbers as it prints them), so `mismatches` compares them parsed.
+FAIR_PAYLOADS_COLUMNS = _export_query(
+    exclude="request, response",
+    keep=", request AS request_text, response AS response_text, "
+    """json_transform(request, '{"model":"VARCHAR"}') AS request""",
+    payloads="""
+    request_text::VARCHAR AS request,
+    response_text::VARCHAR AS response,
+    request_raw,
+    response_raw,""",
+)
+"""`FAIR_COLUMNS` and `PAYLOAD_COLUMNS`: `mcc export --payloads`'s job (`{source}`: `FAIR_PAYLOADS_SOURCE`)."""
 
 SHORT_SOURCE = (
     "read_json('{root}/*.capture.jsonl', format='newline_delimited', "
@@ -268,7 +330,7 @@ SHORT_SOURCE = (
     "response_raw: 'VARCHAR', stream: 'BOOLEAN'}})"
 )
 # The former baseline: 10 columns, the usage fields spelled by hand (Anthropic input
-# tokens without cache reads and writes), kept as an info row and for the stats SQL.
+# tokens without cache reads and writes), kept as a primed info row.
 SHORT_COLUMNS = """
     model_call_id, dialect, status_code, error_category, latency_ms, latency_ttft_ms,
     started_at, coalesce(response->>'$.model', request->>'$.model') AS model,
@@ -279,8 +341,6 @@ SHORT_COLUMNS = """
 """
 SHORT_QUERY = "SELECT " + SHORT_COLUMNS + " FROM {source}"
 """The former baseline's query (`{source}`: `SHORT_SOURCE`)."""
-SHORT_PAYLOADS_QUERY = "SELECT " + SHORT_COLUMNS + ", request, response, response_raw FROM {source}"
-"""The same with the payload columns, beside `mcc export --payloads`."""
 
 
 def query_sql(query: str, source: str, root: Path | str) -> str:
@@ -307,18 +367,38 @@ def _differs(name: str, type_: str) -> str:
     return f"{d} IS DISTINCT FROM {m}"
 
 
+# Each side's payload columns, before the join: the md5 of the JSON as DuckDB writes it
+# again (`json()`: the two texts compared parsed; text that is not JSON by its own md5,
+# marked) or of the raw text, so the join holds 16 bytes a value, not the payloads.
+_JSON_DIGEST = "CASE WHEN json_valid({c}) THEN md5(json({c})) ELSE 'not json ' || md5({c}) END"
+_DIGESTS = {
+    name: _JSON_DIGEST.format(c=name) if name in ("request", "response") else f"md5({name})"
+    for name in PAYLOAD_COLUMNS
+}
+
+
+def _side(path: Path | str, names: list[str]) -> str:
+    """The Parquet file at `path`, its payload columns among `names` reduced to digests."""
+    digests = [f"{_DIGESTS[name]} AS {name}" for name in names if name in _DIGESTS]
+    replace = f" REPLACE ({', '.join(digests)})" if digests else ""
+    return f"(SELECT *{replace} FROM read_parquet('{path}'))"
+
+
 def mismatches(duck: Path | str, ours: Path | str) -> dict[str, int]:
     """Values that differ between DuckDB's Parquet and `mcc export`'s, per column, joined on `model_call_id`.
 
-    Every column DuckDB wrote is compared; `rows only in duckdb` and `rows only in mcc`
-    count the calls one side has and the other has not.
+    Every column DuckDB wrote is compared (payloads too, when it wrote them: JSON
+    compared parsed, by digest); `rows only in duckdb` and `rows only in mcc` count the
+    calls one side has and the other has not.
     """
     import duckdb
 
     con = duckdb.connect()
     try:
+        con.execute("SET enable_progress_bar = false")  # one bar per comparison: noise in the log
         types = con.sql(f"DESCRIBE SELECT * FROM read_parquet('{duck}')").fetchall()
         columns = [(name, type_) for name, type_, *_ in types if name != "model_call_id"]
+        names = [name for name, _ in columns]
         counts = ", ".join(
             f"count(*) FILTER (WHERE d.model_call_id IS NOT NULL AND m.model_call_id IS NOT NULL "
             f"AND {_differs(name, type_)})"
@@ -327,7 +407,7 @@ def mismatches(duck: Path | str, ours: Path | str) -> dict[str, int]:
         row: Any = con.sql(
             f"SELECT count(*) FILTER (WHERE m.model_call_id IS NULL), "
             f"count(*) FILTER (WHERE d.model_call_id IS NULL), {counts} "
-            f"FROM read_parquet('{duck}') d FULL OUTER JOIN read_parquet('{ours}') m "
+            f"FROM {_side(duck, names)} d FULL OUTER JOIN {_side(ours, names)} m "
             f"ON d.model_call_id = m.model_call_id"
         ).fetchall()[0]
     finally:

@@ -3,14 +3,16 @@
 Generates a seeded directory (`_generate.py`), then runs each command as its own process,
 one after another on the same files in the same run: `mcc stats`, `mcc export` (with and
 without `--payloads`), `mcc validate`, `read_model_call_records` over every rollout, and
-DuckDB's `read_json` with the same questions (stats in SQL; `COPY ... TO parquet` without
-and with the payload columns). Beside `mcc export`, DuckDB does the export's job
-(`_duck.FAIR_COLUMNS`: the same 30 columns with the same values), which every run checks
-(`_duck.mismatches`, noted on the row); the former 10-column query (Anthropic input
-tokens without cache) is a primed info row. For each: wall time, lines per second, peak RSS (of the
-largest process of the command's tree: a command that runs worker processes, such as
-`mcc export --jobs`, uses more in all), CPU seconds (user + system of
-the whole tree: on a loaded machine the steadier figure) and the size of what it wrote.
+DuckDB's `read_json` doing each one's job: beside `mcc export`, `COPY ... TO parquet` of
+the same 30 columns with the same values (`_duck.FAIR_COLUMNS`), beside `mcc export
+--payloads` the same with the four payload columns (`_duck.FAIR_PAYLOADS_COLUMNS`), and
+beside `mcc stats --json` its figures in SQL (`_duck_stats.STATS_QUERY`). Every run checks
+that each wrote what ours wrote (`_duck.mismatches`, `_duck_stats.differences`, noted on
+the row); the former 10-column query (Anthropic input tokens without cache) is a primed
+info row beside the export without payloads. For each: wall time, lines per second, peak
+RSS (of the largest process of the command's tree: a command that runs worker processes,
+such as `mcc export --jobs`, uses more in all), CPU seconds (user + system of the whole
+tree: on a loaded machine the steadier figure) and the size of what it wrote.
 The export without payloads also runs on one core on both sides (`--jobs 1`, DuckDB
 `SET threads TO 1`), and beside it the floor of any reader built on msgspec: the same
 files split over the same workers (`map_files`, the same `--jobs`), each file's lines cut
@@ -25,6 +27,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import ctypes
+import json
 import os
 import shutil
 import subprocess
@@ -36,19 +39,22 @@ from pathlib import Path
 
 import msgspec
 
+from model_call_capture.arrow import PAYLOAD_COLUMNS
 from model_call_capture.store import read_file_lines
 
 from ._duck import (
     FAIR_COLUMNS,
+    FAIR_PAYLOADS_COLUMNS,
+    FAIR_PAYLOADS_SOURCE,
     FAIR_SOURCE,
     OMITTED,
-    SHORT_PAYLOADS_QUERY,
     SHORT_QUERY,
     SHORT_SOURCE,
     copy_sql,
     mismatches,
     query_sql,
 )
+from ._duck_stats import STATS_QUERY, STATS_SOURCE, differences
 from ._generate import generate
 
 __all__ = ["floor_file", "main"]
@@ -98,16 +104,13 @@ for rollout_id in store.rollout_ids():
 print(n, tokens)
 """
 
-# The stats SQL reads the former baseline's 10 columns (`_duck.SHORT_COLUMNS`).
+# The stats SQL's rows printed as `mcc stats --json` prints its own.
 _DUCK_STATS = """
-import sys, duckdb
-rows = duckdb.sql('''
-SELECT model, dialect, count(*) AS calls, sum(tokens_in), sum(tokens_out),
-       quantile_disc(latency_ms, 0.5), quantile_disc(latency_ms, 0.95),
-       count(error_category) AS errors
-FROM ({query}) GROUP BY ALL ORDER BY ALL
-''').fetchall()
-print(rows)
+import json, sys, duckdb
+con = duckdb.connect()
+rows = con.execute(sys.argv[1]).fetchall()
+names = [column[0] for column in con.description]
+print(json.dumps([dict(zip(names, row)) for row in rows]))
 """
 # `COPY`, on all threads or on one (beside `mcc export --jobs 1`: both sides on one core).
 _DUCK_COPY = """
@@ -120,6 +123,11 @@ con.execute(sys.argv[2])
 FAIR = "duckdb COPY TO parquet (the same 30 columns)"
 """The headline baseline of `mcc export`: `_duck.FAIR_COLUMNS`, every column but `OMITTED`."""
 FAIR_1 = "duckdb COPY TO parquet, one thread (the same 30 columns)"
+FAIR_PAYLOADS = "duckdb COPY TO parquet, payload columns (the same 34 columns)"
+"""The baseline of `mcc export --payloads`: `_duck.FAIR_PAYLOADS_COLUMNS`."""
+STATS = "mcc stats --json"
+DUCK_STATS = "duckdb read_json: stats SQL (the same figures)"
+"""The baseline of `mcc stats --json`: `_duck_stats.STATS_QUERY`."""
 _SHORT_NOTE = "10 columns, Anthropic input tokens without cache"
 
 
@@ -138,6 +146,8 @@ class Measure:
     ok: bool
     error: str = ""
     note: str = ""
+    stdout: bytes = b""
+    """What the command printed (the stats are compared on it)."""
 
 
 def _run(what: str, argv: list[str], out: Path | None) -> Measure:
@@ -164,16 +174,17 @@ def _run(what: str, argv: list[str], out: Path | None) -> Measure:
         seconds = time.perf_counter() - started
         stdout.seek(0)
         stderr.seek(0)
-        printed = len(stdout.read())
+        printed = stdout.read()
         error = stderr.read().decode(errors="replace").strip().splitlines()
         peak_kib, user, system = rss.read().split()[-3:]
     orphans_cpu, orphans_peak = _reap_orphans()
-    size = out.stat().st_size if out is not None and out.exists() else printed
+    size = out.stat().st_size if out is not None and out.exists() else len(printed)
     # `mcc validate` exits 1 on invalid lines; the generated failures are valid lines.
     ok = code == 0
     cpu = float(user) + float(system) + orphans_cpu
     peak = max(int(peak_kib) * 1024, orphans_peak)
-    return Measure(what, seconds, peak, cpu, size, ok, "" if ok else (error or ["?"])[-1])
+    error_line = "" if ok else (error or ["?"])[-1]
+    return Measure(what, seconds, peak, cpu, size, ok, error_line, stdout=printed)
 
 
 def _become_subreaper() -> None:
@@ -213,10 +224,10 @@ def _commands(root: Path, work: Path) -> list[tuple[str, list[str], Path | None]
     def floor(jobs: str) -> list[str]:
         return [python, "-c", _FLOOR, str(root), jobs, str(Path(__file__).resolve().parents[1])]
 
-    stats = _DUCK_STATS.format(query=query_sql(SHORT_QUERY, SHORT_SOURCE, root))
+    stats = query_sql(STATS_QUERY, STATS_SOURCE, root)
     return [
-        ("mcc stats --json", [*mcc, "stats", str(root), "--json"], None),
-        ("duckdb read_json: stats SQL", [python, "-c", stats], None),
+        (STATS, [*mcc, "stats", str(root), "--json"], None),
+        (DUCK_STATS, [python, "-c", _DUCK_STATS, stats], None),
         (
             "mcc export (parquet)",
             [*mcc, "export", str(root), "--out", str(work / "mcc.parquet")],
@@ -251,40 +262,70 @@ def _commands(root: Path, work: Path) -> list[tuple[str, list[str], Path | None]
             work / "mcc-p.parquet",
         ),
         (
-            f"duckdb COPY TO parquet, payload columns ({_SHORT_NOTE})",
-            copy("all", SHORT_PAYLOADS_QUERY, SHORT_SOURCE, "duck-p.parquet"),
+            FAIR_PAYLOADS,
+            copy("all", FAIR_PAYLOADS_COLUMNS, FAIR_PAYLOADS_SOURCE, "duck-p.parquet"),
             work / "duck-p.parquet",
         ),
     ]
 
 
 # The fair rows, and the export whose values each must equal.
-_SAME_DATA = ((FAIR, "duck.parquet", "mcc.parquet"), (FAIR_1, "duck-1.parquet", "mcc-1.parquet"))
+_SAME_DATA = (
+    (FAIR, "duck.parquet", "mcc export", "mcc.parquet"),
+    (FAIR_1, "duck-1.parquet", "mcc export --jobs 1", "mcc-1.parquet"),
+    (FAIR_PAYLOADS, "duck-p.parquet", "mcc export --payloads", "mcc-p.parquet"),
+)
 
 
 def _check_same_data(measures: list[Measure], work: Path) -> str:
     """Note on each fair row whether DuckDB wrote `mcc export`'s values; the counts, as text."""
     out = []
     for m in measures:
-        for name, duck, ours in _SAME_DATA:
+        for name, duck, command, ours in _SAME_DATA:
             if m.what != name or not m.ok or not (work / ours).exists():
                 continue
             counts = mismatches(work / duck, work / ours)
             wrong = {column: n for column, n in counts.items() if n}
             compared = len(counts) - 2
+            payloads = (
+                "; payloads as digests: md5 of the parsed JSON, of the raw text"
+                if any(column in counts for column in PAYLOAD_COLUMNS)
+                else ""
+            )
             if wrong:
-                m.note = "MISMATCH with mcc export: " + ", ".join(
+                m.note = f"MISMATCH with {command}: " + ", ".join(
                     f"{column} {n:,}" for column, n in wrong.items()
                 )
             else:
-                m.note = f"same values as mcc export in all {compared + 1} columns"
+                m.note = f"same values as {command} in all {compared + 1} columns"
             out.append(
-                f"- {name} against `mcc export`, joined on model_call_id, values that differ "
-                f"per column (JSON compared parsed, floats within 1e-9): "
+                f"- {name} against `{command}`, joined on model_call_id, values that differ "
+                f"per column (JSON compared parsed{payloads}, floats within 1e-9): "
                 + ", ".join(f"{column} {n}" for column, n in counts.items())
                 + f"; not written by DuckDB: {', '.join(OMITTED)}."
             )
     return "\n".join(out)
+
+
+def _check_same_stats(measures: list[Measure]) -> str:
+    """Note on the stats SQL's row whether it printed `mcc stats --json`'s figures; the counts."""
+    by_name = {m.what: m for m in measures if m.ok}
+    duck, ours = by_name.get(DUCK_STATS), by_name.get(STATS)
+    if duck is None or ours is None:
+        return ""
+    counts = differences(json.loads(duck.stdout), json.loads(ours.stdout))
+    wrong = {name: n for name, n in counts.items() if n}
+    groups = len(json.loads(ours.stdout))
+    if wrong:
+        duck.note = "MISMATCH with mcc stats: " + ", ".join(f"{k} {n:,}" for k, n in wrong.items())
+    else:
+        duck.note = f"same figures as mcc stats --json in all {groups} groups"
+    return (
+        f"- {DUCK_STATS} against `mcc stats --json`, groups of (model, dialect) whose figure "
+        "differs, per field (compared exactly): "
+        + ", ".join(f"{name} {n}" for name, n in counts.items())
+        + "."
+    )
 
 
 def _table(measures: list[Measure], lines: int) -> str:
@@ -322,7 +363,7 @@ def run(rollouts: int, *, base: Path, keep: bool = False) -> str:
         for what, argv, out in _commands(root, work):
             print(f"running {what} ...", file=sys.stderr, flush=True)
             measures.append(_run(what, argv, out))
-        same = _check_same_data(measures, work)
+        same = _check_same_stats(measures) + "\n" + _check_same_data(measures, work)
     finally:
         if not keep:
             shutil.rmtree(root, ignore_errors=True)

@@ -83,6 +83,11 @@ def test_scale_quick_run_measures_every_command(tmp_path: Path) -> None:
         "read_model_call_records" in n for n in names
     )
     assert sum(n.startswith("msgspec floor") for n in names) == 2, out
+    # Each fair baseline was checked against ours, and did the same job.
+    assert "| same figures as mcc stats --json in all 3 groups |" in out, out
+    assert out.count("| same values as mcc export in all 30 columns |") == 1, out
+    assert out.count("| same values as mcc export --jobs 1 in all 30 columns |") == 1, out
+    assert out.count("| same values as mcc export --payloads in all 34 columns |") == 1, out
     # The floor against DuckDB's COPY, both cores and one, stated with its figures.
     assert out.count("- both cores: the msgspec floor takes ") == 1, out
     assert out.count("- one core: the msgspec floor takes ") == 1, out
