@@ -33,6 +33,29 @@ TARGETS = (
 )
 
 
+def test_contention_probe_measures_every_side() -> None:
+    """`python -m benchmarks.contention`: each server measured, a figure per side and metric."""
+    probe = ["benchmarks.contention", "--rounds", "1", "--seconds", "0.3"]
+    done = subprocess.run(
+        [sys.executable, "-m", *probe, "--side", f"again={ROOT / 'src'}"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == "stack h11 + asyncio, 1 x 0.3 s per side", done.stdout
+    assert [line.split(":")[0].strip() for line in lines[1:4]] == ["on", "off", "again"]
+    assert lines[4].split() == ["per", "request", "(median)", "on", "off", "again"]
+    figures = {line[:44].strip(): line[44:].split() for line in lines[5:]}
+    assert "others voluntary switches" in figures and "load client: times it slept" in figures
+    assert all(len(cells) == 3 for cells in figures.values()), done.stdout
+    # Capture off starts no write thread, so its other threads never switch.
+    assert float(figures["others voluntary switches"][1]) == 0.0, done.stdout
+
+
 def test_quick_run_prints_a_row_for_every_target(tmp_path: Path) -> None:
     env = {**os.environ, "MCC_BENCH_DIR": str(tmp_path)}
     done = subprocess.run(
