@@ -2,12 +2,16 @@
 
     python -m benchmarks.contention [--http h11|httptools] [--loop asyncio|uvloop]
                                     [--rounds N] [--seconds S] [--side NAME=SRC ...]
+                                    [--control US ...] [--perf]
 
 Row 8a's load (32 asyncio clients of the 200-chunk chat stream, `benchmarks._stream_app`)
 against two uvicorn servers, capture on and off, alternating; each `--side NAME=SRC` adds a
 server, capture on, that runs the library from another source tree (`SRC` is put first on
 its `PYTHONPATH`: an earlier commit's `src`), so versions of the code are measured side by
-side in one run. Per request and per side, from `/proc/PID/task/*`: voluntary and
+side in one run; each `--control US` adds an uncaptured server whose app burns US microseconds
+on the event loop before each chunk it sends (about what capture spends there per chunk:
+a server as slow on its loop thread as the captured one, with no write thread, no GIL
+hand-off and no fsync). Per request and per side, from `/proc/PID/task/*`: voluntary and
 involuntary context switches, user and system CPU and the time spent waiting on a run
 queue (`schedstat`), each for the event-loop thread and for the other threads (the write
 threads), how many threads are alive, and how often the load client slept (each time, a
@@ -242,17 +246,32 @@ def main() -> None:
     parser.add_argument(
         "--perf", action="store_true", help="one more round per side, profiled with perf"
     )
+    parser.add_argument(
+        "--control",
+        type=float,
+        action="append",
+        default=[],
+        metavar="US",
+        help="one more server, capture off, burning US microseconds on its loop per chunk",
+    )
     args = parser.parse_args()
     options = ["--app", "stream", "--http", args.http, "--loop", args.loop]
     sources: dict[str, str | None] = {"on": None, "off": None}
     for side in args.side:
         name, _, src = side.partition("=")
         sources[name] = src
+    spins = {f"spin{us:g}us": us for us in args.control}
+    sources.update(dict.fromkeys(spins))
     sides = {name: _Side() for name in sources}
     with tempfile.TemporaryDirectory(prefix="mcc-contention-") as tmp, ExitStack() as stack:
         servers = {
             name: stack.enter_context(
-                _server("off" if name == "off" else "on", tmp, options, sources[name])
+                _server(
+                    "on" if name != "off" and name not in spins else "off",
+                    tmp,
+                    [*options, *(["--spin-us", str(spins[name])] if name in spins else [])],
+                    sources[name],
+                )
             )
             for name in sides
         }

@@ -309,9 +309,9 @@ def _budget_row(load: _Load, parts: _Parts) -> Row:
         "(info)",
         None,
         f"capture adds {load.on_ms - load.off_ms:.3f} ms per request under the load "
-        f"(8a'), {parts.added_ms:.3f} ms in process (8c): the rest is mostly the kernel's "
-        "loopback send waking a load client that now keeps up (`python -m "
-        "benchmarks.contention --perf`)",
+        f"(8a'), {parts.added_ms:.3f} ms in process (8c): the rest is what any loop as slow "
+        "pays the kernel per send, and the write threads' Python under the GIL (`python -m "
+        "benchmarks.contention --control 3.7`)",
     )
 
 
