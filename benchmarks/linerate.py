@@ -366,8 +366,9 @@ def _budget_row(load: _Load, parts: _Parts) -> Row:
         "(info)",
         None,
         f"capture adds {load.on_ms - load.off_ms:.3f} ms per request under the load "
-        f"(8a'), {parts.added_ms:.3f} ms in process (8c): the rest is threads contending "
-        "for the GIL",
+        f"(8a'), {parts.added_ms:.3f} ms in process (8c): the rest is what any loop as slow "
+        "pays the kernel per send, and the write threads' Python under the GIL (`python -m "
+        "benchmarks.contention --control 3.7`)",
     )
 
 

@@ -33,6 +33,31 @@ TARGETS = (
 )
 
 
+def test_contention_probe_measures_every_side() -> None:
+    """`python -m benchmarks.contention`: each server measured, a figure per side and metric."""
+    probe = ["benchmarks.contention", "--rounds", "1", "--seconds", "0.3", "--control", "1"]
+    done = subprocess.run(
+        [sys.executable, "-m", *probe, "--side", f"again={ROOT / 'src'}"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == "stack h11 + asyncio, 1 x 0.3 s per side", done.stdout
+    sides = ["on", "off", "again", "spin1us"]
+    assert [line.split(":")[0].strip() for line in lines[1:5]] == sides
+    assert lines[5].split() == ["per", "request", "(median)", *sides]
+    figures = {line[:44].strip(): line[44:].split() for line in lines[6:]}
+    assert "others voluntary switches" in figures and "load client: times it slept" in figures
+    assert all(len(cells) == len(sides) for cells in figures.values()), done.stdout
+    # Capture off starts no write thread, so its other threads never switch.
+    switches = [float(cell) for cell in figures["others voluntary switches"]]
+    assert switches[1] == switches[3] == 0.0 and switches[0] > 0, done.stdout
+
+
 def test_quick_run_prints_a_row_for_every_target(tmp_path: Path) -> None:
     env = {**os.environ, "MCC_BENCH_DIR": str(tmp_path)}
     done = subprocess.run(
