@@ -90,14 +90,18 @@ def test_parquet_export_equals_the_records_row_by_row_on_every_column(
     assert rows == expected
 
 
+@pytest.mark.parametrize("payloads", [True, False])
 @pytest.mark.parametrize("fmt", ["parquet", "jsonl"])
-def test_the_output_is_the_same_bytes_whatever_the_jobs(tmp_path: Path, fmt: str) -> None:
+def test_the_output_is_the_same_bytes_whatever_the_jobs(
+    tmp_path: Path, fmt: str, payloads: bool
+) -> None:
+    # `--jobs 1` builds the tables in this process (no IPC), `--jobs 4` in workers.
     captures = tmp_path / "captures"
     generate_captures(captures, rollouts=40, calls=3, payload_bytes=2000)
     outs = [tmp_path / f"jobs{n}.{fmt}" for n in (1, 4)]
     for jobs, out in zip((1, 4), outs, strict=True):
-        args = ["export", str(captures), "--out", str(out), "--jobs", str(jobs), "--payloads"]
-        assert mcc(*args, "--row-group-size", "7") == 0
+        args = ["export", str(captures), "--out", str(out), "--jobs", str(jobs)]
+        assert mcc(*args, *["--payloads"] * payloads, "--row-group-size", "7") == 0
     assert outs[0].read_bytes() == outs[1].read_bytes()
     if fmt == "parquet":
         file = pq.ParquetFile(outs[0])

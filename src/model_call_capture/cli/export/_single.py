@@ -91,17 +91,20 @@ class Counts:
     out_of_range: int = 0
 
 
-def group_table(payloads: bool, paths: Sequence[Path]) -> tuple[bytes, int, int]:
-    """Capture files as one Arrow table in IPC stream bytes, their damaged lines and nulled values.
+def group_table(payloads: bool, paths: Sequence[Path]) -> tuple[pa.Table | bytes, int, int]:
+    """Capture files as one Arrow table, their damaged lines and nulled values.
 
-    Bytes, because a process pool pickles results: one blob pickles far faster than a
-    table of many small buffers.
+    In a worker of `map_files` the table comes as IPC stream bytes, because a process pool
+    pickles results: one blob pickles far faster than a table of many small buffers. In
+    the caller's own process (`--jobs 1`) it is the table itself: no copy to hand back.
     """
     worker_without_pandas()
     import pyarrow as pa
 
     batches = iter_record_batches(paths, payloads=payloads)
     table = pa.Table.from_batches(list(batches), schema=record_schema(payloads))
+    if not in_worker():
+        return table, batches.damaged, batches.out_of_range
     sink = pa.BufferOutputStream()
     with pa.ipc.new_stream(sink, table.schema) as writer:
         writer.write_table(table)
@@ -137,7 +140,7 @@ def rollout_tables(
     ):
         import pyarrow.ipc
 
-        table = pyarrow.ipc.open_stream(data).read_all()
+        table = pyarrow.ipc.open_stream(data).read_all() if isinstance(data, bytes) else data
         counts.rows += table.num_rows
         counts.damaged += damaged
         counts.out_of_range += out_of_range
