@@ -30,18 +30,15 @@ import os
 import resource
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
-from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from .linerate import _client_loop
-from .middleware import _throughput
+from .middleware import _server, _throughput
 
-_ROOT = Path(__file__).resolve().parents[1]
 _TICK = os.sysconf("SC_CLK_TCK")
 
 
@@ -199,36 +196,6 @@ def _perf_kind(frames: list[str]) -> str:
     return "user code"
 
 
-@contextmanager
-def _server(
-    mode: str, capture_dir: str, options: list[str], src: str | None
-) -> Iterator[tuple[int, int]]:
-    env = dict(os.environ)
-    if src is not None:
-        env["PYTHONPATH"] = os.pathsep.join([src, str(_ROOT)])
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "benchmarks._server", mode, capture_dir, *options],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        cwd=_ROOT,
-        env=env,
-    )
-    try:
-        assert proc.stdout is not None
-        line = proc.stdout.readline()
-        if not line:
-            raise RuntimeError(f"{mode} server did not start")
-        yield int(line), proc.pid
-    finally:
-        assert proc.stdin is not None
-        proc.stdin.close()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-
-
 def main() -> None:
     """Measure, print a table per side."""
     parser = argparse.ArgumentParser(prog="python -m benchmarks.contention")
@@ -269,8 +236,9 @@ def main() -> None:
                 _server(
                     "on" if name != "off" and name not in spins else "off",
                     tmp,
-                    [*options, *(["--spin-us", str(spins[name])] if name in spins else [])],
-                    sources[name],
+                    *options,
+                    *(["--spin-us", str(spins[name])] if name in spins else []),
+                    src=sources[name],
                 )
             )
             for name in sides

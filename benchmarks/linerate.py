@@ -44,7 +44,6 @@ from typing import Any
 
 from model_call_capture.contracts import CaptureConfig
 from model_call_capture.middleware import CaptureMiddleware
-from model_call_capture.reassembly import StreamReassembler
 from model_call_capture.records import read_available_model_call_records
 from model_call_capture.store import CaptureStore
 
@@ -52,6 +51,7 @@ from ._common import Row, interleaved, median, not_ready, post_scope
 from ._stream_app import CHUNKS, stream_app, stream_chunks
 from .appends import _raw_append
 from .middleware import _Conn, _cpu_seconds, _request, _server, _throughput
+from .reassembly import ours as reassemble
 
 __all__ = ["run"]
 
@@ -204,7 +204,7 @@ async def _in_process(capture_dir: str, n: int) -> dict[str, list[tuple[float, f
         _raw_append(floor, line)
 
     async def reassembly() -> None:
-        _reassemble(chunks)
+        reassemble("chat", chunks)
 
     def append_and_wake(done: asyncio.Future[None]) -> None:
         _raw_append(floor, line)
@@ -214,7 +214,7 @@ async def _in_process(capture_dir: str, n: int) -> dict[str, list[tuple[float, f
         # What no capture can skip: reassemble, then make the line durable on a thread
         # and wake the loop (as `middleware/_writer.py` hands a call off and back).
         await _call(apps["off"], path, body)
-        _reassemble(chunks)
+        reassemble("chat", chunks)
         done = loop.create_future()
         pool.submit(append_and_wake, done)
         await done
@@ -240,14 +240,6 @@ async def _in_process(capture_dir: str, n: int) -> dict[str, list[tuple[float, f
     return out
 
 
-def _reassemble(chunks: list[bytes]) -> None:
-    """The reassembler alone, fed `chunks` one at a time as they would arrive."""
-    reassembler = StreamReassembler("chat")
-    for chunk in chunks:
-        reassembler.feed(chunk)
-    reassembler.finish()
-
-
 def _in_process_rows(tmp: str, quick: bool) -> tuple[list[Row], _Parts]:
     """Rows 8c and 8d, and two parts of a captured call's CPU (for 8a'')."""
     gc.collect()
@@ -264,7 +256,9 @@ def _in_process_rows(tmp: str, quick: bool) -> tuple[list[Row], _Parts]:
     hand_off = cpu["least"] - cpu["off"] - cpu["reassembly"] - append
     chunks = stream_chunks()
     rounds = 20 if quick else 200
-    hot, _ = interleaved(lambda: _reassemble(chunks), lambda: _reassemble(chunks), rounds=rounds)
+    hot, _ = interleaved(
+        lambda: reassemble("chat", chunks), lambda: reassemble("chat", chunks), rounds=rounds
+    )
     gap = wall["on"] - cpu["on"]
     floor = wall["off+append"] - cpu["off+append"]
     parts = _Parts(

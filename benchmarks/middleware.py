@@ -32,10 +32,10 @@ from model_call_capture import _codec
 from model_call_capture.contracts import CaptureConfig
 from model_call_capture.demo.model_server import create_app
 from model_call_capture.middleware import CaptureMiddleware
-from model_call_capture.reassembly import StreamReassembler
 
 from ._common import Row, median, not_ready, post_scope
 from .appends import _LINE, _raw_append
+from .reassembly import ours as reassemble
 
 __all__ = ["run"]
 
@@ -58,13 +58,23 @@ def _request(rollout: str, stream: bool, model: str = "demo-gpt") -> bytes:
 
 
 @contextmanager
-def _server(mode: str, capture_dir: str, *options: str) -> Iterator[tuple[int, int]]:
-    """A benchmark server (`benchmarks._server`) in its own process: (port, pid)."""
+def _server(
+    mode: str, capture_dir: str, *options: str, src: str | None = None
+) -> Iterator[tuple[int, int]]:
+    """A benchmark server (`benchmarks._server`) in its own process: (port, pid).
+
+    `src`: another source tree of the library to serve from (its `src` directory).
+    """
+    root = Path(__file__).resolve().parents[1]
+    env = None
+    if src is not None:
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join([src, str(root)])}
     proc = subprocess.Popen(
         [sys.executable, "-m", "benchmarks._server", mode, capture_dir, *options],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
-        cwd=Path(__file__).resolve().parents[1],
+        cwd=root,
+        env=env,
     )
     try:
         assert proc.stdout is not None
@@ -370,10 +380,7 @@ def _reassembly_cpu_ms(chunks: list[bytes], n: int) -> float:
     """CPU per stream of reassembling `chunks` (fed as they were sent), in ms."""
     t0 = time.process_time()
     for _ in range(n):
-        reassembler = StreamReassembler("chat")
-        for chunk in chunks:
-            reassembler.feed(chunk)
-        reassembler.finish()
+        reassemble("chat", chunks)
     return (time.process_time() - t0) / n * 1000
 
 

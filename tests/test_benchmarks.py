@@ -33,17 +33,26 @@ TARGETS = (
 )
 
 
+def _python_m(
+    *args: str, tmp_path: Path | None = None, timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
+    """`python -m ARGS` from the repository root (capture files under `tmp_path`), its output kept."""
+    env = {**os.environ, "MCC_BENCH_DIR": str(tmp_path)} if tmp_path is not None else None
+    return subprocess.run(
+        [sys.executable, "-m", *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
 def test_contention_probe_measures_every_side() -> None:
     """`python -m benchmarks.contention`: each server measured, a figure per side and metric."""
     probe = ["benchmarks.contention", "--rounds", "1", "--seconds", "0.3", "--control", "1"]
-    done = subprocess.run(
-        [sys.executable, "-m", *probe, "--side", f"again={ROOT / 'src'}"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    done = _python_m(*probe, "--side", f"again={ROOT / 'src'}")
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert lines[0] == "stack h11 + asyncio, 1 x 0.3 s per side", done.stdout
@@ -59,16 +68,7 @@ def test_contention_probe_measures_every_side() -> None:
 
 
 def test_quick_run_prints_a_row_for_every_target(tmp_path: Path) -> None:
-    env = {**os.environ, "MCC_BENCH_DIR": str(tmp_path)}
-    done = subprocess.run(
-        [sys.executable, "-m", "benchmarks", "--quick"],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    done = _python_m("benchmarks", "--quick", tmp_path=tmp_path)
     assert done.returncode == 0, done.stderr
     out = done.stdout
     assert out.startswith("machine: nproc "), out
@@ -86,16 +86,7 @@ def test_quick_run_prints_a_row_for_every_target(tmp_path: Path) -> None:
 
 def test_scale_quick_run_measures_every_command(tmp_path: Path) -> None:
     """`python -m benchmarks scale --quick`: ours and DuckDB's commands each ran and were measured."""
-    env = {**os.environ, "MCC_BENCH_DIR": str(tmp_path)}
-    done = subprocess.run(
-        [sys.executable, "-m", "benchmarks", "scale", "--quick"],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=240,
-        check=False,
-    )
+    done = _python_m("benchmarks", "scale", "--quick", tmp_path=tmp_path, timeout=240)
     assert done.returncode == 0, done.stderr
     out = done.stdout
     assert "command: python -m benchmarks scale --rollouts 6" in out, out
