@@ -283,8 +283,12 @@ def _relock(held: _descriptors.Held, path: str, creation: Creation) -> os.stat_r
         raise
     if (st.st_dev, st.st_ino) != (held.dev, held.ino):
         return None  # closed and reused behind our back: not ours to unlock or close
-    if st.st_nlink == 0:
-        os.close(held.fd)
+    try:
+        named = os.lstat(path)
+    except OSError:
+        named = None  # cleared (or the directory removed): the name is opened again
+    if named is None or (named.st_dev, named.st_ino) != (st.st_dev, st.st_ino):
+        os.close(held.fd)  # cleared, renamed away or replaced: the name is opened again
         return None
     return st
 
