@@ -25,7 +25,6 @@ under the lock (`st_nlink == 0`) and the name is opened again, as after `clear()
 from __future__ import annotations
 
 import os
-import threading
 from typing import NamedTuple
 
 __all__ = ["Held", "drop", "drop_all", "give_back", "take"]
@@ -43,14 +42,14 @@ class Held(NamedTuple):
     pid: int
 
 
-_held: dict[str, Held] = {}  # in use order: the least recently given back first
-_lock = threading.Lock()
+# In use order, the least recently given back first. Each step on it is one dict operation,
+# which the GIL makes atomic: a descriptor is taken by one thread only, and closed by it.
+_held: dict[str, Held] = {}
 
 
 def take(path: str) -> Held | None:
     """The kept descriptor of `path`, now the caller's (None when there is none)."""
-    with _lock:
-        held = _held.pop(path, None)
+    held = _held.pop(path, None)  # one step under the GIL: no other thread gets it too
     if held is not None and held.pid != os.getpid():
         return None  # inherited through a fork that ran no at-fork hook: never used, never closed
     return held
@@ -59,32 +58,29 @@ def take(path: str) -> Held | None:
 def give_back(path: str, fd: int, st: os.stat_result) -> None:
     """Keep `fd` (the open file `st` describes) for the next batch of `path`."""
     held = Held(fd, st.st_dev, st.st_ino, os.getpid())
-    surplus: list[int] = []
-    with _lock:
-        if path in _held:
-            surplus.append(fd)  # another thread kept one for this file meanwhile
-        else:
-            _held[path] = held
-            while len(_held) > _MAX:
-                surplus.append(_held.pop(next(iter(_held))).fd)
-    for extra in surplus:
-        os.close(extra)
+    if _held.setdefault(path, held) is not held:
+        os.close(fd)  # another thread kept one for this file meanwhile
+    elif len(_held) > _MAX:
+        for oldest in list(_held)[: len(_held) - _MAX]:  # `list` copies the keys in one step
+            evicted = _held.pop(oldest, None)
+            if evicted is not None:  # not taken by another thread meanwhile
+                os.close(evicted.fd)
 
 
 def drop(path: str) -> None:
     """Close the kept descriptor of `path`, if any (its file is being unlinked)."""
-    with _lock:
-        held = _held.pop(path, None)
+    held = _held.pop(path, None)
     if held is not None and held.pid == os.getpid():
         os.close(held.fd)
 
 
 def drop_all() -> None:
     """Close every kept descriptor of this process."""
-    with _lock:
-        kept = list(_held.values())
-        _held.clear()
-    for held in kept:
+    while _held:
+        try:
+            _, held = _held.popitem()
+        except KeyError:  # taken by another thread meanwhile
+            return
         if held.pid == os.getpid():
             os.close(held.fd)
 
@@ -95,8 +91,6 @@ def _after_fork() -> None:
     Closing a copy releases nothing of the parent's (its descriptors still refer to the
     open file descriptions); using one would.
     """
-    global _lock
-    _lock = threading.Lock()  # the parent may have forked while another thread held it
     kept = list(_held.values())
     _held.clear()
     for held in kept:

@@ -273,7 +273,12 @@ def _relock(held: _descriptors.Held, path: str, creation: Creation) -> os.stat_r
     """`_lock_checked` of a kept descriptor; None, once it is closed, when it failed, was
     refused or its file unlinked (the caller opens the name once more)."""
     try:
-        st = _lock_checked(held.fd, path, creation)
+        try:
+            fcntl.flock(held.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # the usual case, taken at once
+        except OSError:
+            st = _lock_checked(held.fd, path, creation)  # busy, no locks here, or failing
+        else:
+            st = check_opened(held.fd, path, creation)
     except OSError as exc:
         if exc.errno != errno.EBADF:  # EBADF: closed behind our back, the number is not ours
             os.close(held.fd)
