@@ -31,7 +31,7 @@ from conftest import require_capability
 from model_call_capture.collection import build_model_call_capture
 from model_call_capture.contracts import CaptureLine
 from model_call_capture.middleware._raw import MEMORY_BYTES
-from model_call_capture.store import CaptureStore, _descriptors, _files, _reading, _store, _writer
+from model_call_capture.store import CaptureStore, _files, _reading, _store, _writer
 
 from .apps import CHAT_REPLY, AckingStore, capturing, mounted, read_json_lines, reply_app
 from .conftest import Figure
@@ -323,10 +323,6 @@ def test_capture_directory_made_read_only_while_serving(
                 require_capability(
                     "a read-only bind mount (root)", refused is None, f"mount refused: {refused}"
                 )
-                # A descriptor kept from before the mount still writes through the writable
-                # mount below it; a filesystem that really turns read-only fails its writes
-                # too (EROFS), which a bind mount cannot show: so the name is opened again.
-                _descriptors.drop_all()
                 for i in range(4, 8):
                     _call(client, server.url, "ro", i)
             for i in range(8, 12):

@@ -183,7 +183,6 @@ class CaptureStore:
                 path.unlink(missing_ok=True)
             finally:
                 os.close(fd)
-            _writer.forget(os.fspath(path))  # a descriptor kept meanwhile: its file is gone
         self.incomplete_path(rollout_id).unlink(missing_ok=True)
 
     # -- reading -----------------------------------------------------------------------

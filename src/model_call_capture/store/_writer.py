@@ -16,7 +16,6 @@ import threading
 
 from .. import _codec
 from ..contracts import CaptureLine
-from . import _descriptors
 from ._files import Creation, check_opened, open_unchecked
 from ._locking import flock, try_exclusive
 
@@ -88,7 +87,6 @@ def line_bytes(line: CaptureLine | bytes) -> _Buffer:
 def forget(path: str) -> None:
     """Drop what this process knows of the file at `path` (it is being unlinked)."""
     _ends.pop(path, None)  # a new file may reuse the inode
-    _descriptors.drop(path)
 
 
 def append(path: str, data: _Buffer, creation: Creation) -> None:
@@ -184,138 +182,83 @@ def _write_durably(
         fd, st = _open_locked(path, creation)
     except OSError as exc:
         return [exc] * len(lines)
-    errors: list[OSError | None] | None = [None] * len(lines)  # until the batch is durable
     try:
-        errors = _write_and_sync(fd, st, path, lines)
+        buffers = lines
+        try:
+            try:
+                # Under the lock no writer is mid-write, so a last byte that is not a
+                # newline is a line torn by a crashed writer.
+                if (
+                    st.st_size
+                    and _ends.get(path) != (st.st_dev, st.st_ino, st.st_size)
+                    and os.pread(fd, 1, st.st_size - 1) != b"\n"
+                ):
+                    buffers = [b"\n", *lines]
+                written, write_error = _write_buffers(fd, buffers)
+            finally:
+                flock(fd, fcntl.LOCK_UN)
+        except OSError as exc:
+            return [exc] * len(lines)
+        errors: list[OSError | None] | None = None
+        if write_error is None:
+            if len(_ends) >= _CACHE_MAX:
+                _ends.clear()
+            _ends[path] = (st.st_dev, st.st_ino, st.st_size + written)
+        else:
+            _ends.pop(path, None)
+            end = len(buffers) - len(lines)  # the newline that ends a torn line
+            errors = []
+            for line in lines:
+                end += len(line)
+                errors.append(None if end <= written else write_error)
+            if errors[0] is not None:
+                return errors  # no whole line written: nothing to fsync
+        try:
+            os.fsync(fd)
+        except OSError as exc:
+            # After a failed fsync the kernel may drop the dirty pages and report
+            # success next time: every line written here must be reported as lost.
+            _ends.pop(path, None)
+            failed = OSError(exc.errno, f"fsync failed: {exc.strerror}")
+            failed.__cause__ = exc
+            return [failed if error is None else error for error in errors or [None] * len(lines)]
         return errors
     finally:
-        if errors is None:  # durable: keep the descriptor for the next batch
-            _descriptors.give_back(path, fd, st)
-        else:  # a failed write or fsync, or interrupted: start the next batch afresh
-            os.close(fd)
-
-
-def _write_and_sync(
-    fd: int, st: os.stat_result, path: str, lines: list[_Buffer]
-) -> list[OSError | None] | None:
-    """`_write_durably` once the file is open and locked: write, unlock, fsync."""
-    buffers = lines
-    try:
-        try:
-            # Under the lock no writer is mid-write, so a last byte that is not a
-            # newline is a line torn by a crashed writer.
-            if (
-                st.st_size
-                and _ends.get(path) != (st.st_dev, st.st_ino, st.st_size)
-                and os.pread(fd, 1, st.st_size - 1) != b"\n"
-            ):
-                buffers = [b"\n", *lines]
-            written, write_error = _write_buffers(fd, buffers)
-        finally:
-            flock(fd, fcntl.LOCK_UN)
-    except OSError as exc:
-        return [exc] * len(lines)
-    errors: list[OSError | None] | None = None
-    if write_error is None:
-        if len(_ends) >= _CACHE_MAX:
-            _ends.clear()
-        _ends[path] = (st.st_dev, st.st_ino, st.st_size + written)
-    else:
-        _ends.pop(path, None)
-        end = len(buffers) - len(lines)  # the newline that ends a torn line
-        errors = []
-        for line in lines:
-            end += len(line)
-            errors.append(None if end <= written else write_error)
-        if errors[0] is not None:
-            return errors  # no whole line written: nothing to fsync
-    try:
-        os.fsync(fd)
-    except OSError as exc:
-        # After a failed fsync the kernel may drop the dirty pages and report
-        # success next time: every line written here must be reported as lost.
-        _ends.pop(path, None)
-        failed = OSError(exc.errno, f"fsync failed: {exc.strerror}")
-        failed.__cause__ = exc
-        return [failed if error is None else error for error in errors or [None] * len(lines)]
-    return errors
+        os.close(fd)
 
 
 def _open_locked(path: str, creation: Creation) -> tuple[int, os.stat_result]:
     """Open the capture file for appending and take its exclusive lock: (fd, its stat).
 
-    The descriptor kept from the file's last batch is used when there is one
-    (`_descriptors`); it gets the same lock and checks as a fresh one, and one that fails
-    them, or whose file was unlinked, is dropped for the name opened again.
+    What is not a regular file of ours is refused (`check_opened`) before we wait for its
+    lock: a file planted by another user, who holds its lock, would otherwise hold this
+    writer forever. A lock taken at once (the usual case) is checked with one `fstat`
+    taken under it, which also gives the size and the links below.
 
     `clear()` unlinks under the same lock, so a file found unlinked once the lock is
     held was cleared after we opened it: open the fresh one instead of writing a
     line nobody will read.
     """
-    held = _descriptors.take(path)
-    if held is not None:
-        st = _relock(held, path, creation)
-        if st is not None:
-            return held.fd, st
     while True:
         fd = open_unchecked(path, os.O_RDWR | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC, creation)
         try:
-            st = _lock_checked(fd, path, creation)
+            try:
+                free = try_exclusive(fd)
+            except OSError:
+                check_opened(fd, path, creation)  # what is not ours is refused as such first
+                raise
+            if free:
+                st = check_opened(fd, path, creation)
+            else:
+                check_opened(fd, path, creation)
+                flock(fd, fcntl.LOCK_EX)
+                st = os.fstat(fd)
             if st.st_nlink > 0:
                 return fd, st
         except BaseException:
             os.close(fd)
             raise
         os.close(fd)
-
-
-def _relock(held: _descriptors.Held, path: str, creation: Creation) -> os.stat_result | None:
-    """`_lock_checked` of a kept descriptor; None, once it is closed, when it failed, was
-    refused or its file unlinked (the caller opens the name once more)."""
-    try:
-        try:
-            fcntl.flock(held.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # the usual case, taken at once
-        except OSError:
-            st = _lock_checked(held.fd, path, creation)  # busy, no locks here, or failing
-        else:
-            st = check_opened(held.fd, path, creation)
-    except OSError as exc:
-        if exc.errno != errno.EBADF:  # EBADF: closed behind our back, the number is not ours
-            os.close(held.fd)
-        return None
-    except BaseException:
-        os.close(held.fd)
-        raise
-    if (st.st_dev, st.st_ino) != (held.dev, held.ino):
-        return None  # closed and reused behind our back: not ours to unlock or close
-    try:
-        named = os.lstat(path)
-    except OSError:
-        named = None  # cleared (or the directory removed): the name is opened again
-    if named is None or (named.st_dev, named.st_ino) != (st.st_dev, st.st_ino):
-        os.close(held.fd)  # cleared, renamed away or replaced: the name is opened again
-        return None
-    return st
-
-
-def _lock_checked(fd: int, path: str, creation: Creation) -> os.stat_result:
-    """Take the exclusive lock of an open capture file and check it: its `fstat` under the lock.
-
-    What is not a regular file of ours is refused (`check_opened`) before we wait for its
-    lock: a file planted by another user, who holds its lock, would otherwise hold this
-    writer forever. A lock taken at once (the usual case) is checked with one `fstat`
-    taken under it, which also gives the size and the links.
-    """
-    try:
-        free = try_exclusive(fd)
-    except OSError:
-        check_opened(fd, path, creation)  # what is not ours is refused as such first
-        raise
-    if free:
-        return check_opened(fd, path, creation)
-    check_opened(fd, path, creation)
-    flock(fd, fcntl.LOCK_EX)
-    return os.fstat(fd)
 
 
 def _write_buffers(fd: int, buffers: list[_Buffer]) -> tuple[int, OSError | None]:
