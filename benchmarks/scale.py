@@ -104,14 +104,14 @@ def export_floor_file(path: str | Path) -> int:
     lines = 0
     for item in read_file_lines(Path(path)).runs():
         decoded: list[Any] | None = None
-        if type(item) is LineRun:
+        if isinstance(item, LineRun):
             run = item.objects()
             decoded = None if run is None else decode_run_without_payloads(run[0])
             if decoded is not None:
                 item.take(len(decoded))
         if decoded is None:
             decoded = []
-            for _, raw in item.lines() if type(item) is LineRun else [item]:
+            for _, raw in item.lines() if isinstance(item, LineRun) else [item]:
                 with contextlib.suppress(msgspec.DecodeError):
                     decoded.append(decode_line_without_payloads(raw, path=None, line_index=0))
         for line in decoded:
