@@ -453,7 +453,9 @@ def _floor_verdict(measures: list[Measure]) -> str:
         wall, cpu = floor.seconds / duck.seconds, floor.cpu / duck.cpu
         floor_kind = "export floor" if floor_name.startswith("export") else "msgspec floor"
         if min(wall, cpu) > 0.5:
-            verdict = "the floor alone rules 2x out for any msgspec-based export"
+            verdict = "the floor alone rules 2x out for any msgspec-based export" + (
+                " with these verdicts and values" if floor_kind == "export floor" else ""
+            )
         else:
             verdict = (
                 "the floor does not rule 2x out: it leaves everything else of an export "

@@ -201,3 +201,20 @@ def test_a_newer_format_in_a_run_is_still_named() -> None:
     data = _line("a") + b'\n{"format":"model-call-capture/2","model_call_id":"b"}\n'
     outcome = _both(data)
     assert outcome[0] == "UnsupportedFormatError" and "newer than this reader" in outcome[1]
+
+
+def test_editor_numbers_are_those_of_the_lines_read_one_by_one() -> None:
+    # The second chunk is one run taken whole, after three lines of which two are blank.
+    chunks = [b"\n" + _line("a") + b"\n\n", _line("b") + b"\n" + _line("c") + b"\n"]
+    outcomes = []
+    for runs in (True, False):
+        lines = CaptureLines(
+            RawLines(chunks, numbering="editor"),
+            Path("r.capture.jsonl"),
+            strict=False,
+            decode=decode_line_without_payloads,
+            decode_run=decode_run_without_payloads if runs else None,
+        )
+        outcomes.append([(number, line.model_call_id) for number, line in lines])
+    # From 1, blank lines counted, as editors number them.
+    assert outcomes[0] == outcomes[1] == [(2, "a"), (4, "b"), (5, "c")]

@@ -18,7 +18,9 @@ The one home of the rules every reader shares (the store, the records, `mcc vali
 Reading is linear and bounded: every byte is copied a fixed number of times whatever the
 line lengths, and memory is one chunk plus the longest line kept (at most the cap). Each
 raw line is its own `bytes` object: a record built from it holds that line only, never
-the chunk or the file it came from.
+the chunk or the file it came from. A consumer that decodes a chunk's lines at once
+(`RawLines.runs`, `CaptureLines(decode_run=...)`) holds the chunk until it has used the
+run's lines, and must keep nothing that points into it (records without payloads).
 
 No I/O here: callers feed the bytes (the store reads them under its lock protocol).
 
@@ -317,6 +319,11 @@ class LineRun:
                 return None
         return view, lines
 
+    @property
+    def number(self) -> int:
+        """The number `lines` gives the run's first line when it is not blank."""
+        return self.count + 1 if self._editor else self.index
+
     def take(self, lines: int) -> None:
         """Count the run's `lines` (from `objects`) as read, without cutting it."""
         self.count += lines
@@ -385,7 +392,7 @@ class CaptureLines:
             if decoded is None or run is None or len(decoded) != run[1]:
                 yield from self._decoded(item.lines())
                 continue
-            index = item.index
+            index = item.number
             item.take(len(decoded))
             for line in decoded:
                 yield index, line
