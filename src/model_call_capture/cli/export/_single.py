@@ -74,7 +74,8 @@ def worker_without_pandas() -> None:
     holds one, and the import costs more than a worker's share of many rollouts
     (docs/performance.md, "Export without payloads"). A finder that refuses the import
     has pyarrow convert without pandas. Never in the caller's process, whose pandas is
-    its own.
+    its own (the `mcc export` command refuses it in its process only while it runs:
+    `pandas_refused`).
     """
     if (
         in_worker()
