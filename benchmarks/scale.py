@@ -19,6 +19,11 @@ files split over the same workers (`map_files`, the same `--jobs`), each file's 
 as every reader cuts them (`store.read_file_lines`) and each line decoded into a Struct
 with no fields (`msgspec` still checks every byte of it), nothing else. When that floor
 alone takes more than half of DuckDB's `COPY`, no msgspec-based export can be 2x DuckDB.
+Beside it the export floor (`export_floor_file`, both core counts): the export's own steps
+that no export with its verdicts and values can skip (the files read, each chunk's whole
+lines decoded by msgspec at once into the fields a record needs, the UTF-8 check of the
+text msgspec skips, each dialect's `derive`), and nothing after them (no record, no
+Arrow, no Parquet).
 The machine is shared: figures are noisy, compare rows of one run only.
 """
 
@@ -36,6 +41,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import msgspec
 
@@ -57,7 +63,7 @@ from ._duck import (
 from ._duck_stats import STATS_QUERY, STATS_SOURCE, differences
 from ._generate import generate
 
-__all__ = ["floor_file", "main"]
+__all__ = ["export_floor_file", "floor_file", "main"]
 
 _PR_SET_CHILD_SUBREAPER = 36
 
@@ -79,16 +85,54 @@ def floor_file(path: str | Path) -> int:
     return lines
 
 
-# The floor: `floor_file` over every file, split over `--jobs` workers as `mcc` splits them.
+def export_floor_file(path: str | Path) -> int:
+    """What no export of `path` with the export's verdicts and values can skip; its lines.
+
+    The file read in chunks and cut into runs of whole lines (`reader.RawLines.runs`),
+    each run's lines checked by msgspec in one call into the Struct of the fields a record
+    needs (`records.decode_run_without_payloads`, one line at a time where a run is not
+    taken whole), the UTF-8 check of the text msgspec skips (`LineRun.objects`), and the
+    dialect's `derive` on each line: the export's own steps up to the record, nothing after.
+    """
+    from model_call_capture.dialects import DIALECTS
+    from model_call_capture.reader import LineRun
+    from model_call_capture.records import (
+        decode_line_without_payloads,
+        decode_run_without_payloads,
+    )
+
+    lines = 0
+    for item in read_file_lines(Path(path)).runs():
+        decoded: list[Any] | None = None
+        if isinstance(item, LineRun):
+            run = item.objects()
+            decoded = None if run is None else decode_run_without_payloads(run[0])
+            if decoded is not None:
+                item.take(len(decoded))
+        if decoded is None:
+            decoded = []
+            for _, raw in item.lines() if isinstance(item, LineRun) else [item]:
+                with contextlib.suppress(msgspec.DecodeError):
+                    decoded.append(decode_line_without_payloads(raw, path=None, line_index=0))
+        for line in decoded:
+            module = DIALECTS.get(line.dialect) if line.dialect is not None else None
+            if module is not None:
+                module.derive(line.request, line.response)
+        lines += len(decoded)
+    return lines
+
+
+# A floor (`floor_file` or `export_floor_file`, argv[4]) over every file, split over
+# `--jobs` workers as `mcc` splits them.
 _FLOOR = """
 import sys
 from pathlib import Path
 sys.path.insert(0, sys.argv[3])
-from benchmarks.scale import floor_file
+from benchmarks import scale
 from model_call_capture.cli._parallel import map_files
 files = sorted(Path(sys.argv[1]).glob("*.capture.jsonl"))
 jobs = int(sys.argv[2]) if sys.argv[2] != "default" else None
-print(sum(map_files(floor_file, files, jobs)))
+print(sum(map_files(getattr(scale, sys.argv[4]), files, jobs)))
 """
 
 _READ = """
@@ -126,6 +170,8 @@ FAIR = "duckdb COPY TO parquet (the same 30 columns)"
 FAIR_1 = "duckdb COPY TO parquet, one thread (the same 30 columns)"
 FAIR_PAYLOADS = "duckdb COPY TO parquet, payload columns (the same 34 columns)"
 """The baseline of `mcc export --payloads`: `_duck.FAIR_PAYLOADS_COLUMNS`."""
+EXPORT_FLOOR = "export floor: read, msgspec a chunk's whole lines at once, UTF-8 check, derive"
+EXPORT_FLOOR_1 = "export floor, --jobs 1 (one core)"
 STATS = "mcc stats --json"
 DUCK_STATS = "duckdb read_json: stats SQL (the same figures)"
 """The baseline of `mcc stats --json`: `_duck_stats.STATS_QUERY`."""
@@ -222,8 +268,9 @@ def _commands(root: Path, work: Path) -> list[tuple[str, list[str], Path | None]
     def copy(threads: str, query: str, source: str, out: str) -> list[str]:
         return [python, "-c", _DUCK_COPY, threads, copy_sql(query, source, root, work / out)]
 
-    def floor(jobs: str) -> list[str]:
-        return [python, "-c", _FLOOR, str(root), jobs, str(Path(__file__).resolve().parents[1])]
+    def floor(jobs: str, function: str = "floor_file") -> list[str]:
+        here = str(Path(__file__).resolve().parents[1])
+        return [python, "-c", _FLOOR, str(root), jobs, here, function]
 
     stats = query_sql(STATS_QUERY, STATS_SOURCE, root)
     return [
@@ -253,6 +300,8 @@ def _commands(root: Path, work: Path) -> list[tuple[str, list[str], Path | None]
         ),
         ("msgspec floor: read, cut, decode into an empty Struct", floor("default"), None),
         ("msgspec floor, --jobs 1 (one core)", floor("1"), None),
+        (EXPORT_FLOOR, floor("default", "export_floor_file"), None),
+        (EXPORT_FLOOR_1, floor("1", "export_floor_file"), None),
         ("mcc validate", [*mcc, "validate", str(root)], None),
         ("read_model_call_records, all rollouts", [python, "-c", _READ, str(root)], None),
         # Last: DuckDB's COPY with payloads takes about 10 GB, which pushes the files out of
@@ -388,6 +437,8 @@ _FLOOR_PAIRS = (
         "both cores",
     ),
     ("msgspec floor, --jobs 1 (one core)", FAIR_1, "one core"),
+    (EXPORT_FLOOR, FAIR, "both cores"),
+    (EXPORT_FLOOR_1, FAIR_1, "one core"),
 )
 
 
@@ -400,8 +451,11 @@ def _floor_verdict(measures: list[Measure]) -> str:
         if floor is None or duck is None:
             continue
         wall, cpu = floor.seconds / duck.seconds, floor.cpu / duck.cpu
+        floor_kind = "export floor" if floor_name.startswith("export") else "msgspec floor"
         if min(wall, cpu) > 0.5:
-            verdict = "the floor alone rules 2x out for any msgspec-based export"
+            verdict = "the floor alone rules 2x out for any msgspec-based export" + (
+                " with these verdicts and values" if floor_kind == "export floor" else ""
+            )
         else:
             verdict = (
                 "the floor does not rule 2x out: it leaves everything else of an export "
@@ -409,7 +463,7 @@ def _floor_verdict(measures: list[Measure]) -> str:
                 f"{duck.cpu / 2 - floor.cpu:.1f} CPU s"
             )
         out.append(
-            f"- {cores}: the msgspec floor takes {floor.seconds:.1f} s wall / {floor.cpu:.1f} "
+            f"- {cores}: the {floor_kind} takes {floor.seconds:.1f} s wall / {floor.cpu:.1f} "
             f"CPU s, DuckDB's COPY {duck.seconds:.1f} s / {duck.cpu:.1f} s: {wall:.2f}x / "
             f"{cpu:.2f}x of it (2x DuckDB needs <= 0.50x): {verdict}."
         )

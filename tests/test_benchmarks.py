@@ -99,6 +99,7 @@ def test_scale_quick_run_measures_every_command(tmp_path: Path) -> None:
         "read_model_call_records" in n for n in names
     )
     assert sum(n.startswith("msgspec floor") for n in names) == 2, out
+    assert sum(n.startswith("export floor") for n in names) == 2, out
     # Each fair baseline was checked against ours, and did the same job.
     assert "| same figures as mcc stats --json in all 3 groups |" in out, out
     assert out.count("| same values as mcc export in all 30 columns |") == 1, out
@@ -107,6 +108,8 @@ def test_scale_quick_run_measures_every_command(tmp_path: Path) -> None:
     # The floor against DuckDB's COPY, both cores and one, stated with its figures.
     assert out.count("- both cores: the msgspec floor takes ") == 1, out
     assert out.count("- one core: the msgspec floor takes ") == 1, out
+    assert out.count("- both cores: the export floor takes ") == 1, out
+    assert out.count("- one core: the export floor takes ") == 1, out
     assert not [row for row in rows if "| failed |" in row], out
     assert list(tmp_path.iterdir()) == [], "the generated directory was not deleted"
 
@@ -125,3 +128,25 @@ def test_the_floor_checks_every_line_and_keeps_nothing(tmp_path: Path) -> None:
         check=True,
     )
     assert done.stdout.strip() == "3"
+
+
+def test_the_export_floor_derives_every_line_it_decodes(tmp_path: Path) -> None:
+    path = tmp_path / "r.capture.jsonl"
+    good = b'{"model_call_id":"a","dialect":"chat","request":{"model":"m"},"response":{"id":"r"}}'
+    # Two calls, a blank line, a damaged line, a torn line; then a file of one run of three.
+    path.write_bytes(good + b"\n\n" + b'{"b": [1, 2\n' + good + b"\n" + good[:-5])
+    other = tmp_path / "s.capture.jsonl"
+    other.write_bytes((good + b"\n") * 3)
+    code = (
+        "import sys; from benchmarks.scale import export_floor_file as f; "
+        "print(f(sys.argv[1]), f(sys.argv[2]))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(path), str(other)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    assert done.stdout.split() == ["2", "3"]

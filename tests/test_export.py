@@ -446,3 +446,34 @@ def test_the_workers_of_an_export_never_import_pandas_and_the_caller_still_can(
     assert done.returncode == 0, done.stderr
     # Workers: no pandas; the caller's own process (one job runs in it): pyarrow's import.
     assert done.stdout.split("\n")[0] == "[False, False, False] [True]"
+
+
+_COMMAND_PANDAS_PROBE = """
+import sys
+from model_call_capture.cli import main
+
+try:
+    main(["export", sys.argv[1], "--jobs", "1", "--out", sys.argv[2], *sys.argv[3:]])
+except SystemExit as exc:
+    assert not exc.code, exc.code
+print("pandas" in sys.modules)
+import pandas  # importable again once the command is done
+print("pandas" in sys.modules)
+"""
+
+
+def test_the_export_command_never_imports_pandas_even_on_one_job(
+    demo_calls: Path, tmp_path: Path
+) -> None:
+    for extra in ([], ["--partition-by", "model"]):
+        out = tmp_path / ("calls" if extra else "calls.parquet")
+        done = subprocess.run(
+            [sys.executable, "-c", _COMMAND_PANDAS_PROBE, str(demo_calls), str(out), *extra],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.splitlines()[-2:] == ["False", "True"], done.stdout
+        assert pq.read_table(out).num_rows > 0

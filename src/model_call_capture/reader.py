@@ -18,7 +18,9 @@ The one home of the rules every reader shares (the store, the records, `mcc vali
 Reading is linear and bounded: every byte is copied a fixed number of times whatever the
 line lengths, and memory is one chunk plus the longest line kept (at most the cap). Each
 raw line is its own `bytes` object: a record built from it holds that line only, never
-the chunk or the file it came from.
+the chunk or the file it came from. A consumer that decodes a chunk's lines at once
+(`RawLines.runs`, `CaptureLines(decode_run=...)`) holds the chunk until it has used the
+run's lines, and must keep nothing that points into it (records without payloads).
 
 No I/O here: callers feed the bytes (the store reads them under its lock protocol).
 
@@ -35,7 +37,8 @@ Which function to call (every reader of capture files goes through these):
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+import codecs
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
@@ -49,6 +52,7 @@ __all__ = [
     "DEFAULT_MAX_LINE_BYTES",
     "CaptureLines",
     "LineDecoder",
+    "LineRun",
     "OversizedLine",
     "RawLines",
     "check_format",
@@ -164,6 +168,15 @@ class RawLines:
         """True from the moment the last line is yielded without its newline (a torn write?)."""
 
     def __iter__(self) -> Iterator[tuple[int, bytes]]:
+        return self._iter(runs=False)  # type: ignore[return-value]
+
+    def runs(self) -> Iterator[tuple[int, bytes] | LineRun]:
+        """The lines as `__iter__` yields them, except that the complete lines of a chunk
+        come as one `LineRun`, which the consumer cuts (`LineRun.lines`) or takes whole
+        (`LineRun.take`) before it asks for the next item."""
+        return self._iter(runs=True)
+
+    def _iter(self, *, runs: bool) -> Iterator[tuple[int, bytes] | LineRun]:
         editor = self._editor
         cap = self.max_line_bytes
         index = 0  # the gym number of the next non-blank line
@@ -198,24 +211,16 @@ class RawLines:
                 if (line and not line.isspace()) or type(line) is OversizedLine:
                     yield (count if editor else index), line
                     index += 1
-            # One line cut out at a time, not `split()`: a line is copied out of the chunk
-            # only once it is reached, so the consumer has dropped the line before and the
-            # allocator hands the same memory back; split's list of a chunk's lines made
-            # the heap grow and shrink by a chunk each time, every page faulted in anew.
-            find = chunk.find
             end = len(chunk)
-            while (newline := find(b"\n", start)) >= 0:
-                count += 1
-                length = newline - start
-                if length > cap:
-                    yield (count if editor else index), _oversized(length)
-                    index += 1
-                elif length:
-                    part = chunk[start:newline]
-                    if not part.isspace():  # blank lines are skipped (no strip() copy)
-                        yield (count if editor else index), part
-                        index += 1
-                start = newline + 1
+            last = chunk.rfind(b"\n", start)
+            if last >= 0:
+                run = LineRun(chunk, start, last + 1, index, count, cap, editor)
+                if runs:
+                    yield run
+                else:
+                    yield from run.lines()
+                index, count = run.index, run.count
+                start = last + 1
             if start < end:
                 held = end - start
                 if held <= cap:
@@ -231,12 +236,110 @@ class RawLines:
         self.size = size
 
 
+_OPEN = ord("{")
+_CLOSE = ord("}")
+
+
+class LineRun:
+    """The complete lines of one chunk, not cut yet: `chunk[start:end]`, ending with a newline.
+
+    `index` and `count` are `RawLines`' counters before the run's first line and, once the
+    run is cut (`lines`) or taken (`take`), after its last.
+    """
+
+    __slots__ = ("_cap", "_editor", "chunk", "count", "end", "index", "start")
+
+    def __init__(
+        self, chunk: bytes, start: int, end: int, index: int, count: int, cap: int, editor: bool
+    ) -> None:
+        self.chunk = chunk
+        self.start = start
+        self.end = end
+        self.index = index
+        self.count = count
+        self._cap = cap
+        self._editor = editor
+
+    def lines(self) -> Iterator[tuple[int, bytes]]:
+        """The run's numbered lines as `RawLines` yields them (blank lines skipped)."""
+        editor = self._editor
+        cap = self._cap
+        chunk = self.chunk
+        index = self.index
+        count = self.count
+        start = self.start
+        end = self.end
+        # One line cut out at a time, not `split()`: a line is copied out of the chunk
+        # only once it is reached, so the consumer has dropped the line before and the
+        # allocator hands the same memory back; split's list of a chunk's lines made
+        # the heap grow and shrink by a chunk each time, every page faulted in anew.
+        find = chunk.find
+        while (newline := find(b"\n", start, end)) >= 0:
+            count += 1
+            length = newline - start
+            if length > cap:
+                yield (count if editor else index), _oversized(length)
+                index += 1
+            elif length:
+                part = chunk[start:newline]
+                if not part.isspace():  # blank lines are skipped (no strip() copy)
+                    yield (count if editor else index), part
+                    index += 1
+            start = newline + 1
+        self.index = index
+        self.count = count
+
+    def objects(self) -> tuple[memoryview, int] | None:
+        """The run (no copy) and its number of lines, when each is one JSON object at most.
+
+        That is: every line starts with `{` and ends with `}` (no blank line, no white
+        space at either end), none is over the cap, and the bytes are valid UTF-8. A JSON
+        value cannot go on past such a newline (a string cannot hold one, and no value
+        goes on with `{` after a `}`), so a decoder of newline-delimited JSON that finds
+        as many values as there are lines has found each line's value, and only it. None
+        when any line is not of that form: cut the run instead.
+        """
+        chunk = self.chunk
+        start = self.start
+        end = self.end
+        cap = self._cap
+        find = chunk.find
+        lines = 0
+        while (newline := find(b"\n", start, end)) >= 0:
+            # An empty line fails the first test: its first byte is its newline.
+            if chunk[start] != _OPEN or chunk[newline - 1] != _CLOSE or newline - start > cap:
+                return None
+            start = newline + 1
+            lines += 1
+        view = memoryview(chunk)[self.start : end]
+        if not chunk.isascii():
+            try:
+                codecs.utf_8_decode(view, "strict", True)
+            except UnicodeDecodeError:
+                return None
+        return view, lines
+
+    @property
+    def number(self) -> int:
+        """The number `lines` gives the run's first line when it is not blank."""
+        return self.count + 1 if self._editor else self.index
+
+    def take(self, lines: int) -> None:
+        """Count the run's `lines` (from `objects`) as read, without cutting it."""
+        self.count += lines
+        self.index += lines
+
+
 class LineDecoder(Protocol):
     """Decodes one raw line as `decode_capture_line` does (same verdicts, same errors)."""
 
     def __call__(self, raw: bytes, *, path: Path | None, line_index: int | None) -> CaptureLine:
         """The line; `msgspec.DecodeError` (or `UnicodeDecodeError`) for a damaged one."""
         ...
+
+
+RunDecoder = Callable[[memoryview], "list[CaptureLine] | None"]
+"""Decodes a run of lines (`LineRun.objects`) at once; None when any line is not taken as it is."""
 
 
 class CaptureLines:
@@ -246,10 +349,13 @@ class CaptureLines:
     `damaged` and skipped, or, when `strict`, raised as `DamagedLineError` naming the
     file and line. A line of a newer format raises `UnsupportedFormatError` either way.
     `decode` may keep parts of the line undecoded (the records' lazy payloads) as long as
-    it gives the verdicts of `decode_capture_line`.
+    it gives the verdicts of `decode_capture_line`. With `decode_run`, the complete lines
+    of each chunk are first decoded together (`LineRun.objects`); a run it does not take
+    whole (None, or not one line a value) is cut and each line decoded by `decode`, so
+    every line gets the verdict and the index `decode` gives it.
     """
 
-    __slots__ = ("_decode", "_lines", "damaged", "path", "strict")
+    __slots__ = ("_decode", "_decode_run", "_lines", "damaged", "path", "strict")
 
     def __init__(
         self,
@@ -258,9 +364,11 @@ class CaptureLines:
         *,
         strict: bool,
         decode: LineDecoder = decode_capture_line,
+        decode_run: RunDecoder | None = None,
     ) -> None:
         self._lines = lines
         self._decode = decode
+        self._decode_run = decode_run
         self.path = path
         """The capture file, named by errors."""
         self.strict = strict
@@ -269,9 +377,31 @@ class CaptureLines:
         """Damaged lines skipped so far."""
 
     def __iter__(self) -> Iterator[tuple[int, CaptureLine]]:
+        lines = self._lines
+        decode_run = self._decode_run
+        if decode_run is None or not isinstance(lines, RawLines):
+            yield from self._decoded(lines)
+            return
+        for item in lines.runs():
+            if type(item) is not LineRun:
+                yield from self._decoded((item,))  # type: ignore[arg-type]
+                continue
+            run = item.objects()
+            decoded = None if run is None else decode_run(run[0])
+            # A line a value is what `objects` ensures; the count is checked all the same.
+            if decoded is None or run is None or len(decoded) != run[1]:
+                yield from self._decoded(item.lines())
+                continue
+            index = item.number
+            item.take(len(decoded))
+            for line in decoded:
+                yield index, line
+                index += 1
+
+    def _decoded(self, lines: Iterable[tuple[int, bytes]]) -> Iterator[tuple[int, CaptureLine]]:
         decode = self._decode
         path = self.path
-        for index, raw in self._lines:
+        for index, raw in lines:
             if type(raw) is OversizedLine:
                 if self.strict:
                     raise LineTooLongError(

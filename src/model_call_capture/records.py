@@ -39,6 +39,7 @@ __all__ = [
     "build_model_call_record",
     "decode_line_lazily",
     "decode_line_without_payloads",
+    "decode_run_without_payloads",
     "iter_file_records",
     "iter_model_call_records",
     "read_available_model_call_records",
@@ -104,6 +105,20 @@ def _request_members(view: RequestView | None) -> dict[str, Any] | None:
     return None if view is None else msgspec.structs.asdict(view)
 
 
+def _checked_payloads(line: Any, request: Callable[[Any], Any]) -> CaptureLine:
+    """`line` (from a fast decoder) with `request` applied to its request and its response
+    checked to be an object's text or None; `_NotAnObject` (or `struct.error`) else."""
+    # Each is stored back only when checking changed it: a Struct's attribute store is the
+    # slow path of the interpreter, and an object's text (nearly every line) stays as it is.
+    payload = line.request
+    if (checked := request(payload)) is not payload:
+        line.request = checked
+    payload = line.response
+    if (checked := _object_text(payload)) is not payload:
+        line.response = checked
+    return line  # type: ignore[no-any-return]
+
+
 def _decode_checked(
     decoder: msgspec.json.Decoder[Any],
     request: Callable[[Any], Any],
@@ -120,22 +135,13 @@ def _decode_checked(
     line as it reads it.
     """
     try:
-        line = decoder.decode(raw)
-        # A `CaptureLine` from here on: the response is an object's text or None. Each is
-        # stored back only when checking changed it: a Struct's attribute store is the slow
-        # path of the interpreter, and an object's text (nearly every line) stays as it is.
-        payload = line.request
-        if (checked := request(payload)) is not payload:
-            line.request = checked
-        payload = line.response
-        if (checked := _object_text(payload)) is not payload:
-            line.response = checked
+        line = _checked_payloads(decoder.decode(raw), request)
     except _REFUSED:
         return fallback(raw, path=path, line_index=line_index)
     if not raw.isascii() and not _is_utf8(raw):
         return fallback(raw, path=path, line_index=line_index)
     # No `check_format`: `format` decoded as its v1 literal, so any other value was refused above.
-    return line  # type: ignore[no-any-return]
+    return line
 
 
 def decode_line_lazily(raw: bytes, *, path: Path | None, line_index: int | None) -> CaptureLine:
@@ -162,6 +168,24 @@ def decode_line_without_payloads(
     payloads=False)` only: the payloads of the returned line are incomplete.
     """
     return _decode_checked(_head_line, _request_members, raw, path, line_index, decode_line_lazily)
+
+
+def decode_run_without_payloads(run: memoryview) -> list[CaptureLine] | None:
+    """The lines of a run (`reader.LineRun.objects`: one object a line, valid UTF-8) as
+    `decode_line_without_payloads` decodes each; None when any is not taken as it is.
+
+    One call into msgspec for the run's lines: no copy of each line out of its chunk, and
+    no Python call a line but the payloads' check. The lines' response texts point into the
+    chunk, which they keep alive until the records are built. On None the caller decodes
+    the run's lines one by one, which gives each its own verdict.
+    """
+    try:
+        lines: list[Any] = _head_line.decode_lines(run)
+        for line in lines:
+            _checked_payloads(line, _request_members)
+    except _REFUSED:
+        return None
+    return lines
 
 
 def _is_utf8(raw: bytes) -> bool:
@@ -205,7 +229,14 @@ class RecordStream:
         self.lines = lines
         """The file's numbered raw lines."""
         self._keep = payloads != "omitted"
-        self._lines = CaptureLines(lines, path, strict=strict, decode=_DECODERS[payloads])
+        self._lines = CaptureLines(
+            lines,
+            path,
+            strict=strict,
+            decode=_DECODERS[payloads],
+            # Lazy payloads would keep each line's whole chunk alive in its record.
+            decode_run=None if self._keep else decode_run_without_payloads,
+        )
 
     @property
     def damaged(self) -> int:

@@ -19,7 +19,7 @@ from .._common import capture_root, stderr, stdout
 from .._parallel import default_jobs, jobs_option
 from . import _atomic
 from ._dataset import check_partition_by, update_dataset, write_dataset_dir
-from ._single import Counts, write_jsonl, write_parquet
+from ._single import Counts, pandas_refused, write_jsonl, write_parquet
 from ._tokens import write_token_jsonl, write_token_parquet
 
 __all__ = ["PAYLOAD_FIELDS", "export", "schema"]
@@ -170,18 +170,19 @@ def export(
     jobs = jobs or default_jobs()
     _atomic.clean_stale(target)
     counts: Counts | None
-    if dataset:
-        write = update_dataset if incremental else write_dataset_dir
-        counts = write(
-            paths,
-            target,
-            payloads=payloads,
-            partition_by=columns,
-            row_group_size=row_group_size,
-            jobs=jobs,
-        )
-    else:
-        counts = _write_file(paths, target, fmt, payloads, row_group_size, jobs, tokens)
+    with pandas_refused():
+        if dataset:
+            write = update_dataset if incremental else write_dataset_dir
+            counts = write(
+                paths,
+                target,
+                payloads=payloads,
+                partition_by=columns,
+                row_group_size=row_group_size,
+                jobs=jobs,
+            )
+        else:
+            counts = _write_file(paths, target, fmt, payloads, row_group_size, jobs, tokens)
     if counts is None:
         stdout().print(f"{target} is up to date")
         return

@@ -8,6 +8,7 @@ not depend on the number of workers.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib.abc
 import itertools
@@ -35,6 +36,7 @@ __all__ = [
     "Counts",
     "file_groups",
     "group_table",
+    "pandas_refused",
     "rollout_jsonl",
     "rollout_tables",
     "write_jsonl",
@@ -72,7 +74,8 @@ def worker_without_pandas() -> None:
     holds one, and the import costs more than a worker's share of many rollouts
     (docs/performance.md, "Export without payloads"). A finder that refuses the import
     has pyarrow convert without pandas. Never in the caller's process, whose pandas is
-    its own.
+    its own (the `mcc export` command refuses it in its process only while it runs:
+    `pandas_refused`).
     """
     if (
         in_worker()
@@ -80,6 +83,27 @@ def worker_without_pandas() -> None:
         and not any(isinstance(finder, _NoPandas) for finder in sys.meta_path)
     ):
         sys.meta_path.insert(0, _NoPandas())
+
+
+@contextlib.contextmanager
+def pandas_refused() -> Iterator[None]:
+    """While the block runs, refuse the import of pandas, unless it is imported already.
+
+    For the `mcc export` command, whose tables go to a file and never to pandas: with
+    `--jobs 1` the command's own process converts the records, and pyarrow would import
+    pandas there as in a worker (`worker_without_pandas`), a third of a second. The
+    finder goes when the block ends: a program that runs the command in its own process
+    imports pandas afterwards as before.
+    """
+    if "pandas" in sys.modules or any(isinstance(finder, _NoPandas) for finder in sys.meta_path):
+        yield
+        return
+    finder = _NoPandas()
+    sys.meta_path.insert(0, finder)
+    try:
+        yield
+    finally:
+        sys.meta_path.remove(finder)
 
 
 @dataclass(slots=True)
