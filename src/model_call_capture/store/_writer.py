@@ -249,27 +249,40 @@ def _open_locked(path: str, creation: Creation) -> tuple[int, os.stat_result]:
 
 def _write_buffers(fd: int, buffers: Sequence[_Buffer]) -> tuple[int, OSError | None]:
     """Write `buffers` in order, one `writev` for all; (bytes written, the error that stopped it)."""
+    if len(buffers) == 1:  # one writer alone, the usual case
+        try:
+            n = os.write(fd, buffers[0])
+        except OSError as exc:
+            return 0, exc
+        return (n, None) if n == len(buffers[0]) else _write_rest(fd, buffers[0], n, 0)
     written = 0
-    try:
-        for start in range(0, len(buffers), _IOV_MAX):
-            part = buffers if len(buffers) <= _IOV_MAX else buffers[start : start + _IOV_MAX]
-            if len(part) == 1:  # one writer alone, the usual case
-                n = os.write(fd, part[0])
-                size = len(part[0])
-            else:
-                n = os.writev(fd, part)
-                size = sum(map(len, part))
+    for start in range(0, len(buffers), _IOV_MAX):
+        part = buffers if len(buffers) <= _IOV_MAX else buffers[start : start + _IOV_MAX]
+        try:
+            n = os.writev(fd, part)
+        except OSError as exc:
+            return written, exc
+        if n < sum(map(len, part)):  # short (the disk filled up): write the rest, or get its error
+            written, error = _write_rest(fd, b"".join(part), n, written)
+            if error is not None:
+                return written, error
+        else:
             written += n
-            if n < size:  # short (the disk filled up): write the rest, or get its error
-                rest = memoryview(part[0] if len(part) == 1 else b"".join(part))[n:]
-                while rest:
-                    n = os.write(fd, rest)
-                    if (
-                        n <= 0
-                    ):  # pragma: no cover - a regular file never returns 0 for a non-empty write
-                        raise OSError(errno.EIO, "write returned 0")
-                    written += n
-                    rest = rest[n:]
+    return written, None
+
+
+def _write_rest(fd: int, data: _Buffer, n: int, before: int) -> tuple[int, OSError | None]:
+    """After a short write of `n` bytes of `data`: write the rest, or get the error that
+    stops it; (bytes written in all, counting `before`, the error)."""
+    written = before + n
+    rest = memoryview(data)[n:]
+    try:
+        while rest:
+            n = os.write(fd, rest)
+            if n <= 0:  # pragma: no cover - a regular file never returns 0 for a non-empty write
+                raise OSError(errno.EIO, "write returned 0")
+            written += n
+            rest = rest[n:]
     except OSError as exc:
         return written, exc
     return written, None
