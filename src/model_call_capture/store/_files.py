@@ -110,15 +110,13 @@ def check_opened(fd: int, path: str | Path, creation: Creation) -> os.stat_resul
     its directory again while an earlier one failed."""
     st = os.fstat(fd)
     # The usual case in one test (this runs once per append): a regular file without
-    # loose bits, ours, with one link (or none: unlinked meanwhile), no directory to sync.
-    if (
+    # loose bits, ours, with one link (or none: unlinked meanwhile).
+    if not (
         st.st_mode & (_FORMAT_BITS | _LOOSE_BITS & ~creation.file_mode) == stat.S_IFREG
         and st.st_uid == os.geteuid()
         and st.st_nlink <= 1
-        and not _UNSYNCED_DIRS
     ):
-        return st
-    _refuse_unless_own(st, path, creation.file_mode)
+        _refuse_unless_own(st, path, creation.file_mode)
     if _UNSYNCED_DIRS and creation.root in _UNSYNCED_DIRS:
         _sync_dir(creation.root)
     return st
