@@ -847,6 +847,15 @@ def test_a_file_mode_changed_after_construction_applies_to_new_files(tmp_path: P
     assert stat.S_IMODE(store.incomplete_path("c").stat().st_mode) == 0o640
 
 
+def test_a_root_changed_after_construction_takes_the_next_appends(tmp_path: Path) -> None:
+    store = CaptureStore(tmp_path / "a")
+    store.append("r", _line("x"))
+    store.root = tmp_path / "b"
+    store.append("r", _line("y"))
+    assert (tmp_path / "a" / "r.capture.jsonl").read_bytes().count(b"\n") == 1
+    assert [line.model_call_id for line in store.read("r")] == ["y"]
+
+
 def test_group_state_is_released_after_appends(tmp_path: Path) -> None:
     store = CaptureStore(tmp_path)
     for i in range(3):

@@ -87,6 +87,8 @@ class CaptureStore:
     @root.setter
     def root(self, root: Path) -> None:
         self._created = dataclasses.replace(self._created, root=Path(root))
+        self._files.clear()  # the paths under the former root
+        self._mount_checked = False
 
     @property
     def file_mode(self) -> int:
