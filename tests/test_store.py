@@ -432,12 +432,13 @@ def _start_batch(
     threads += [threading.Thread(target=append, args=(f"f{i}",)) for i in range(n)]
     for t in threads[1:]:
         t.start()
-    group = _writer._groups[os.fspath(store.path("r"))]
+    path = os.fspath(store.path("r"))
     for _ in range(1000):  # until every follower has joined the waiting batch
-        if group.pending is not None and len(group.pending.lines) == n:
+        pending = _writer._busy[path]
+        if pending is not None and len(pending.lines) == n:
             break
         threading.Event().wait(0.01)
-    assert group.pending is not None and len(group.pending.lines) == n
+    assert pending is not None and len(pending.lines) == n
     return threads, outcome
 
 
@@ -505,8 +506,7 @@ def test_a_line_appended_while_a_batch_is_fsynced_waits_for_the_next_batch(
     path = os.fspath(store.path("r"))
     waiting = False
     for _ in range(500):
-        group = _writer._groups.get(path)
-        batch = None if group is None else group.pending
+        batch = _writer._busy.get(path)
         if batch is not None and len(batch.lines) == 1:
             waiting = True
             break
@@ -836,31 +836,6 @@ def test_a_planted_file_is_refused_as_such_when_its_lock_also_fails(
     assert caught.value.errno == errno.EPERM
 
 
-def test_an_append_through_a_group_dropped_meanwhile_still_writes_whole_lines(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # An idle file's group is dropped at hand-over; a thread that took it just before
-    # writes beside the new group's leader, and flock keeps their writes apart.
-    store = CaptureStore(tmp_path)
-    store.append("r", _line("first"))
-    fsync = _HeldFsync()
-    monkeypatch.setattr(os, "fsync", fsync)
-    held = threading.Thread(target=store.append, args=("r", _line("held")))
-    held.start()
-    assert fsync.entered.wait(10)
-    path = os.fspath(store.path("r"))
-    stale = _writer._groups.pop(path)  # as if dropped while "held" still leads it
-    beside = threading.Thread(target=store.append, args=("r", _line("beside")))
-    beside.start()
-    beside.join(10)
-    assert not beside.is_alive(), "the new group's leader waited for the stale group"
-    assert stale.busy and _writer._groups == {}
-    fsync.release.set()
-    held.join(10)
-    assert [line.model_call_id for line in store.read("r")] == ["first", "held", "beside"]
-    assert _writer._groups == {} and not stale.busy
-
-
 def test_a_file_mode_changed_after_construction_applies_to_new_files(tmp_path: Path) -> None:
     store = CaptureStore(tmp_path)
     store.append("a", _line("x"))
@@ -872,11 +847,20 @@ def test_a_file_mode_changed_after_construction_applies_to_new_files(tmp_path: P
     assert stat.S_IMODE(store.incomplete_path("c").stat().st_mode) == 0o640
 
 
+def test_a_root_changed_after_construction_takes_the_next_appends(tmp_path: Path) -> None:
+    store = CaptureStore(tmp_path / "a")
+    store.append("r", _line("x"))
+    store.root = tmp_path / "b"
+    store.append("r", _line("y"))
+    assert (tmp_path / "a" / "r.capture.jsonl").read_bytes().count(b"\n") == 1
+    assert [line.model_call_id for line in store.read("r")] == ["y"]
+
+
 def test_group_state_is_released_after_appends(tmp_path: Path) -> None:
     store = CaptureStore(tmp_path)
     for i in range(3):
         store.append(f"r{i}", _line("x"))
-    assert _writer._groups == {}
+    assert _writer._busy == {}
 
 
 _WRITER = """

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import errno
 import fcntl
 import logging
@@ -70,17 +71,42 @@ class CaptureStore:
         dir_mode: int = 0o700,
         max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
     ) -> None:
-        self.root = Path(root)
-        """The capture directory."""
-        self.file_mode = file_mode
-        """Permission bits of created capture files and markers."""
-        self.dir_mode = dir_mode
-        """Permission bits of the capture directory and its parents when the store creates them."""
         self.max_line_bytes = max_line_bytes
         """Lines longer than this are damaged (`LineTooLongError` for a strict read)."""
         self._files: dict[str, str] = {}
         self._mount_checked = False
-        self._created = Creation(self.root, file_mode, dir_mode)
+        # Where and how to create what is missing: built again when a setting changes, so
+        # that an append only reads it.
+        self._created = Creation(Path(root), file_mode, dir_mode)
+
+    @property
+    def root(self) -> Path:
+        """The capture directory."""
+        return self._created.root
+
+    @root.setter
+    def root(self, root: Path) -> None:
+        self._created = dataclasses.replace(self._created, root=Path(root))
+        self._files.clear()  # the paths under the former root
+        self._mount_checked = False
+
+    @property
+    def file_mode(self) -> int:
+        """Permission bits of created capture files and markers."""
+        return self._created.file_mode
+
+    @file_mode.setter
+    def file_mode(self, mode: int) -> None:
+        self._created = dataclasses.replace(self._created, file_mode=mode)
+
+    @property
+    def dir_mode(self) -> int:
+        """Permission bits of the capture directory and its parents when the store creates them."""
+        return self._created.dir_mode
+
+    @dir_mode.setter
+    def dir_mode(self, mode: int) -> None:
+        self._created = dataclasses.replace(self._created, dir_mode=mode)
 
     def __repr__(self) -> str:
         return f"CaptureStore({str(self.root)!r})"
@@ -126,18 +152,7 @@ class CaptureStore:
         if not self._mount_checked:
             self._mount_checked = True
             warn_if_appends_may_be_lost(self.root)
-        _writer.append(path, data, self._creation())
-
-    def _creation(self) -> Creation:
-        """Where and how to create what is missing (built again only when a setting changed)."""
-        creation = self._created
-        if (
-            creation.root is not self.root
-            or creation.file_mode != self.file_mode
-            or creation.dir_mode != self.dir_mode
-        ):
-            creation = self._created = Creation(self.root, self.file_mode, self.dir_mode)
-        return creation
+        _writer.append(path, data, self._created)
 
     def mark_incomplete(self, rollout_id: str) -> None:
         """Create the rollout's incomplete marker (a capture of this rollout failed).
@@ -146,7 +161,7 @@ class CaptureStore:
         of ours (a FIFO, another user's file): the marker is then not trusted either.
         """
         path = self.incomplete_path(rollout_id)
-        os.close(open_or_create(path, os.O_WRONLY | os.O_NOFOLLOW | os.O_CLOEXEC, self._creation()))
+        os.close(open_or_create(path, os.O_WRONLY | os.O_NOFOLLOW | os.O_CLOEXEC, self._created))
 
     def is_incomplete(self, rollout_id: str) -> bool:
         """True when the rollout's incomplete marker exists.

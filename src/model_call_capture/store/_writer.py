@@ -13,6 +13,7 @@ import errno
 import fcntl
 import os
 import threading
+from collections.abc import Sequence
 
 from .. import _codec
 from ..contracts import CaptureLine
@@ -51,21 +52,12 @@ class _Batch:
         """Released by this batch's leader once its lines are durable (or failed)."""
 
 
-class _Group:
-    """Group-commit state of one capture file in this process."""
-
-    __slots__ = ("busy", "lock", "pending")
-
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.busy = False
-        """True while a leader writes the file or a batch waits for its leader to start."""
-        self.pending: _Batch | None = None
-        """The batch new lines join while the file is busy."""
-
-
-_groups: dict[str, _Group] = {}
-_groups_lock = threading.Lock()
+# The files a thread of this process is writing, each with the batch that new lines join
+# while it is busy (None: no line waits yet). Idle files are not in it, so it is bounded by
+# the files being written. One lock for all: a lone writer takes it once to start and once
+# to finish, and allocates nothing for the batching it did not need.
+_busy: dict[str, _Batch | None] = {}
+_busy_lock = threading.Lock()
 
 # Where this process's last complete write to a file ended: (device, inode, size). While
 # the file still ends there, nobody wrote after us (capture files only grow; `clear`
@@ -95,26 +87,26 @@ def append(path: str, data: _Buffer, creation: Creation) -> None:
     A missing file is created as `creation` says (and its directory with it). Raises the `OSError` of the
     open, lock, write or fsync that failed this line.
     """
-    group = _groups.get(path) or _group(path)
-    with group.lock:
-        batch = group.pending
-        if not group.busy:
-            group.busy = True
-        elif batch is None:
-            batch = group.pending = _Batch()
-        if batch is not None:
+    with _busy_lock:
+        if path in _busy:
+            batch = _busy[path]
+            if batch is None:
+                batch = _busy[path] = _Batch()
             index = len(batch.lines)
             batch.lines.append(data)
+        else:
+            _busy[path] = None
+            batch = None
     if batch is None:  # nobody else is writing this file: write this line now
         try:
-            errors = _write_durably(path, [data], creation)
+            errors = _write_durably(path, (data,), creation)
         finally:
-            _hand_over(path, group)
+            _hand_over(path)
         if errors is not None and errors[0] is not None:
             raise errors[0]
         return
     if index == 0:
-        _lead(path, group, batch, creation)
+        _lead(path, batch, creation)
     else:
         batch.done.acquire()
         batch.done.release()
@@ -123,54 +115,35 @@ def append(path: str, data: _Buffer, creation: Creation) -> None:
         raise error if index == 0 else _copy_error(error)
 
 
-def _group(path: str) -> _Group:
-    """The file's group, created if missing (`_groups` holds only files being written)."""
-    with _groups_lock:
-        group = _groups.get(path)
-        if group is None:
-            group = _groups[path] = _Group()
-        return group
-
-
-def _hand_over(path: str, group: _Group) -> None:
-    """A leader is done: start the waiting batch's leader, or mark the file idle.
-
-    An idle file's group is dropped, so `_groups` is bounded by the files being written.
-    A thread that took the group just before may still use it: it then writes its line
-    alone, beside a thread of a new group; `flock` serializes their writes as it does
-    across processes, so only the batching is lost, never a line or its order.
-    """
-    with group.lock:
-        after = group.pending
-        group.pending = None
-        group.busy = after is not None
+def _hand_over(path: str) -> None:
+    """A leader is done: start the waiting batch's leader, or mark the file idle."""
+    with _busy_lock:
+        after = _busy.pop(path, None)
+        if after is not None:
+            _busy[path] = None  # still busy: the detached batch's leader writes next
     if after is not None:
         after.turn.release()
-        return
-    with _groups_lock:
-        if _groups.get(path) is group:
-            del _groups[path]
 
 
-def _lead(path: str, group: _Group, batch: _Batch, creation: Creation) -> None:
+def _lead(path: str, batch: _Batch, creation: Creation) -> None:
     """Write and fsync a batch once the previous leader is done (it detached the batch)."""
     try:
         batch.turn.acquire()
         errors = _write_durably(path, batch.lines, creation)
     except BaseException as exc:  # not an OSError (interrupted): release the others all the same
-        _hand_over(path, group)  # first: a batch still waiting is detached, so no line joins it now
+        _hand_over(path)  # first: a batch still waiting is detached, so no line joins it now
         batch.errors = [OSError(errno.EIO, f"capture write interrupted: {exc!r}")] * len(
             batch.lines
         )
         batch.done.release()
         raise
-    _hand_over(path, group)
+    _hand_over(path)
     batch.errors = errors
     batch.done.release()
 
 
 def _write_durably(
-    path: str, lines: list[_Buffer], creation: Creation
+    path: str, lines: Sequence[_Buffer], creation: Creation
 ) -> list[OSError | None] | None:
     """Write `lines` with one write under the file's lock, then fsync once.
 
@@ -196,7 +169,10 @@ def _write_durably(
                     buffers = [b"\n", *lines]
                 written, write_error = _write_buffers(fd, buffers)
             finally:
-                flock(fd, fcntl.LOCK_UN)
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_UN)
+                except OSError:  # a filesystem without locks, or a real error
+                    flock(fd, fcntl.LOCK_UN)
         except OSError as exc:
             return [exc] * len(lines)
         errors: list[OSError | None] | None = None
@@ -227,6 +203,10 @@ def _write_durably(
         os.close(fd)
 
 
+_OPEN_FLAGS = os.O_RDWR | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
+_LOCK_NOW = fcntl.LOCK_EX | fcntl.LOCK_NB
+
+
 def _open_locked(path: str, creation: Creation) -> tuple[int, os.stat_result]:
     """Open the capture file for appending and take its exclusive lock: (fd, its stat).
 
@@ -240,13 +220,19 @@ def _open_locked(path: str, creation: Creation) -> tuple[int, os.stat_result]:
     line nobody will read.
     """
     while True:
-        fd = open_unchecked(path, os.O_RDWR | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC, creation)
+        try:  # `open_unchecked`'s first step, inlined: this runs once per batch
+            fd = os.open(path, _OPEN_FLAGS)
+        except OSError:  # missing (created there) or refused (explained there)
+            fd = open_unchecked(path, _OPEN_FLAGS, creation)
         try:
-            try:
-                free = try_exclusive(fd)
-            except OSError:
+            try:  # `try_exclusive`, inlined
+                fcntl.flock(fd, _LOCK_NOW)
+                free = True
+            except BlockingIOError:
+                free = False
+            except OSError:  # a filesystem without locks, or a real error
                 check_opened(fd, path, creation)  # what is not ours is refused as such first
-                raise
+                free = try_exclusive(fd)
             if free:
                 st = check_opened(fd, path, creation)
             else:
@@ -261,29 +247,42 @@ def _open_locked(path: str, creation: Creation) -> tuple[int, os.stat_result]:
         os.close(fd)
 
 
-def _write_buffers(fd: int, buffers: list[_Buffer]) -> tuple[int, OSError | None]:
+def _write_buffers(fd: int, buffers: Sequence[_Buffer]) -> tuple[int, OSError | None]:
     """Write `buffers` in order, one `writev` for all; (bytes written, the error that stopped it)."""
+    if len(buffers) == 1:  # one writer alone, the usual case
+        try:
+            n = os.write(fd, buffers[0])
+        except OSError as exc:
+            return 0, exc
+        return (n, None) if n == len(buffers[0]) else _write_rest(fd, buffers[0], n, 0)
     written = 0
-    try:
-        for start in range(0, len(buffers), _IOV_MAX):
-            part = buffers if len(buffers) <= _IOV_MAX else buffers[start : start + _IOV_MAX]
-            if len(part) == 1:  # one writer alone, the usual case
-                n = os.write(fd, part[0])
-                size = len(part[0])
-            else:
-                n = os.writev(fd, part)
-                size = sum(map(len, part))
+    for start in range(0, len(buffers), _IOV_MAX):
+        part = buffers if len(buffers) <= _IOV_MAX else buffers[start : start + _IOV_MAX]
+        try:
+            n = os.writev(fd, part)
+        except OSError as exc:
+            return written, exc
+        if n < sum(map(len, part)):  # short (the disk filled up): write the rest, or get its error
+            written, error = _write_rest(fd, b"".join(part), n, written)
+            if error is not None:
+                return written, error
+        else:
             written += n
-            if n < size:  # short (the disk filled up): write the rest, or get its error
-                rest = memoryview(part[0] if len(part) == 1 else b"".join(part))[n:]
-                while rest:
-                    n = os.write(fd, rest)
-                    if (
-                        n <= 0
-                    ):  # pragma: no cover - a regular file never returns 0 for a non-empty write
-                        raise OSError(errno.EIO, "write returned 0")
-                    written += n
-                    rest = rest[n:]
+    return written, None
+
+
+def _write_rest(fd: int, data: _Buffer, n: int, before: int) -> tuple[int, OSError | None]:
+    """After a short write of `n` bytes of `data`: write the rest, or get the error that
+    stops it; (bytes written in all, counting `before`, the error)."""
+    written = before + n
+    rest = memoryview(data)[n:]
+    try:
+        while rest:
+            n = os.write(fd, rest)
+            if n <= 0:  # pragma: no cover - a regular file never returns 0 for a non-empty write
+                raise OSError(errno.EIO, "write returned 0")
+            written += n
+            rest = rest[n:]
     except OSError as exc:
         return written, exc
     return written, None
