@@ -304,6 +304,7 @@ def _many(root: Path, quick: bool) -> list[Row]:
         wake = _WakeFloor()
         flusher = _WakeFloor(root / "many-flusher.jsonl")
         alone = root / "many-alone.jsonl"
+        alone_runs: list[tuple[float, float]] = []
         sides: list[tuple[Callable[[], None], list[tuple[float, float]]]] = [
             (lambda: store.append("many", _LINE), []),
             (lambda: _locked_append(root / "many-locked.jsonl", _LINE), []),
@@ -311,7 +312,7 @@ def _many(root: Path, quick: bool) -> list[Row]:
             (lambda: _raw_append(root / "many-raw.jsonl", _LINE), []),
             (wake.call, []),
             (flusher.call, []),
-            (lambda: store.append("many-alone", _LINE), []),
+            (lambda: store.append("many-alone", _LINE), alone_runs),
         ]
         per = 3 if quick else 15
         try:
@@ -321,7 +322,7 @@ def _many(root: Path, quick: bool) -> list[Row]:
                 for fn, out in sides[k:] + sides[:k]:
                     with (
                         _batches_written_alone(alone)
-                        if out is sides[6][1]
+                        if out is alone_runs
                         else contextlib.nullcontext()
                     ):
                         out.append(_threads(64, per, fn))

@@ -41,7 +41,6 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import msgspec
 
@@ -92,33 +91,30 @@ def export_floor_file(path: str | Path) -> int:
     each run's lines checked by msgspec in one call into the Struct of the fields a record
     needs (`records.decode_run_without_payloads`, one line at a time where a run is not
     taken whole), the UTF-8 check of the text msgspec skips (`LineRun.objects`), and the
-    dialect's `derive` on each line: the export's own steps up to the record, nothing after.
+    dialect's `derive` on each line: the export's own steps up to the record, nothing after,
+    through the reader's own loop (`reader.CaptureLines` with `decode_run`).
     """
     from model_call_capture.dialects import DIALECTS
-    from model_call_capture.reader import LineRun
+    from model_call_capture.reader import CaptureLines
     from model_call_capture.records import (
         decode_line_without_payloads,
         decode_run_without_payloads,
     )
 
+    path = Path(path)
+    decoded = CaptureLines(
+        read_file_lines(path),
+        path,
+        strict=False,
+        decode=decode_line_without_payloads,
+        decode_run=decode_run_without_payloads,
+    )
     lines = 0
-    for item in read_file_lines(Path(path)).runs():
-        decoded: list[Any] | None = None
-        if isinstance(item, LineRun):
-            run = item.objects()
-            decoded = None if run is None else decode_run_without_payloads(run[0])
-            if decoded is not None:
-                item.take(len(decoded))
-        if decoded is None:
-            decoded = []
-            for _, raw in item.lines() if isinstance(item, LineRun) else [item]:
-                with contextlib.suppress(msgspec.DecodeError):
-                    decoded.append(decode_line_without_payloads(raw, path=None, line_index=0))
-        for line in decoded:
-            module = DIALECTS.get(line.dialect) if line.dialect is not None else None
-            if module is not None:
-                module.derive(line.request, line.response)
-        lines += len(decoded)
+    for _, line in decoded:
+        module = DIALECTS.get(line.dialect) if line.dialect is not None else None
+        if module is not None:
+            module.derive(line.request, line.response)
+        lines += 1
     return lines
 
 

@@ -312,6 +312,8 @@ class LineRun:
             start = newline + 1
             lines += 1
         view = memoryview(chunk)[self.start : end]
+        # The whole chunk, not the run: bytes has no ranged `isascii`, and a copy of the run
+        # would cost more than the held tail's few bytes checked twice.
         if not chunk.isascii():
             try:
                 codecs.utf_8_decode(view, "strict", True)
