@@ -150,3 +150,37 @@ def test_the_export_floor_derives_every_line_it_decodes(tmp_path: Path) -> None:
         check=True,
     )
     assert done.stdout.split() == ["2", "3"]
+
+
+def test_the_floor_verdict_states_the_cpu_that_2x_allows_on_any_schedule() -> None:
+    # Figures of the 2026-12-01 19:51 scale run; the expected text is worked out by hand:
+    # both cores, 2 x 18.5 / 2 = 18.5 CPU s allowed, 18.6 used (101%), -0.1 left; one
+    # core, 39.2 / 2 = 19.6 allowed, 14.8 used (76%), 4.8 left.
+    code = (
+        "from benchmarks.scale import Measure, EXPORT_FLOOR, EXPORT_FLOOR_1, FAIR, FAIR_1, "
+        "_floor_verdict\n"
+        "m = lambda what, s, cpu: Measure(what, s, 0, cpu, 0, True)\n"
+        "print(_floor_verdict([m(FAIR, 18.5, 35.1), m(FAIR_1, 39.2, 39.1), "
+        "m(EXPORT_FLOOR, 9.7, 18.6), m(EXPORT_FLOOR_1, 14.8, 14.8)], cores=2))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    both, one = done.stdout.splitlines()
+    assert both.startswith("- both cores: the export floor takes 9.7 s wall / 18.6 CPU s"), both
+    assert "0.52x / 0.53x of it" in both and "rules 2x out" in both, both
+    assert both.endswith(
+        "2x allows 18.5 CPU s (2 x half DuckDB's wall), the floor uses 101% of it, "
+        "leaving -0.1 CPU s for everything else."
+    ), both
+    assert one.startswith("- one core: the export floor takes 14.8 s wall / 14.8 CPU s"), one
+    assert "does not rule 2x out" in one, one
+    assert one.endswith(
+        "2x allows 19.6 CPU s (1 x half DuckDB's wall), the floor uses 76% of it, "
+        "leaving 4.8 CPU s for everything else."
+    ), one
