@@ -255,8 +255,9 @@ def test_show_lists_the_calls_of_one_rollout(demo: tuple[Path, Any], mcc: Run) -
         ("0", "chat", "demo-gpt", "429", "-", "-", "rate_limit"),
         ("1", "chat", "demo-gpt", "200", "tool_calls", "get_weather", "-"),
         ("2", "chat", "demo-gpt", "200", "stop", "-", "-"),
-        ("3", "responses", "demo-gpt", "200", "-", "-", "-"),
-        ("4", "responses", "demo-gpt", "200", "-", "-", "-"),
+        # A Responses call has no finish reason: its status stands in, as on the call's panel.
+        ("3", "responses", "demo-gpt", "200", "completed", "-", "-"),
+        ("4", "responses", "demo-gpt", "200", "completed", "-", "-"),
         ("5", "messages", "demo-claude", "200", "end_turn", "-", "-"),
         ("6", "messages", "demo-claude", "200", "end_turn", "-", "-"),
     ]
