@@ -170,19 +170,25 @@ def export(
     jobs = jobs or default_jobs()
     _atomic.clean_stale(target)
     counts: Counts | None
-    with pandas_refused():
-        if dataset:
-            write = update_dataset if incremental else write_dataset_dir
-            counts = write(
-                paths,
-                target,
-                payloads=payloads,
-                partition_by=columns,
-                row_group_size=row_group_size,
-                jobs=jobs,
-            )
-        else:
-            counts = _write_file(paths, target, fmt, payloads, row_group_size, jobs, tokens)
+    try:
+        with pandas_refused():
+            if dataset:
+                write = update_dataset if incremental else write_dataset_dir
+                counts = write(
+                    paths,
+                    target,
+                    payloads=payloads,
+                    partition_by=columns,
+                    row_group_size=row_group_size,
+                    jobs=jobs,
+                )
+            else:
+                counts = _write_file(paths, target, fmt, payloads, row_group_size, jobs, tokens)
+    except OSError as exc:
+        # The export writes under temporary names the user never gave: name --out instead.
+        if _atomic.TMP_TAG not in str(exc.filename or ""):
+            raise
+        raise click.ClickException(f"cannot write {target}: {exc.strerror or exc}") from None
     if counts is None:
         stdout().print(f"{target} is up to date")
         return
