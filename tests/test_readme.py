@@ -1,16 +1,23 @@
 """What the README and the docs tell a user to type: the set-up commands (CI runs the
-second one), and every `mcc` option, each on docs/cli.md with its default and each one a
-page names an option of its command."""
+second one), every `mcc` option (each on docs/cli.md with its default, and each one a
+page names an option of its command), and the README's Python blocks, run as written.
+
+docs/engines.md's blocks run in tests/test_engines.py.
+"""
 
 from __future__ import annotations
 
 import re
+from pathlib import Path
+from typing import Any
 
 import click
+import openai
 import pytest
 
 from conftest import REPO
 from model_call_capture.cli import cli
+from servers import serve
 
 CLI_PAGE = REPO / "docs" / "cli.md"
 # The pages a user reads; the performance pages quote past runs' command lines.
@@ -90,3 +97,74 @@ def test_every_option_a_page_names_exists() -> None:
                 if flag not in options[name] | {"-h", "--help"}:
                     wrong.append(f"{page.name}: mcc {name} {flag}")
     assert wrong == []
+
+
+def _python_blocks() -> list[str]:
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    return re.findall(r"^```python\n(.*?)^```$", text, flags=re.S | re.M)
+
+
+def _block(needle: str) -> str:
+    """The README's one Python block that holds `needle`."""
+    (block,) = [code for code in _python_blocks() if needle in code]
+    return block
+
+
+def test_readme_server_snippets_capture_a_call_that_the_reading_snippets_read_back(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The FastAPI, execution, redaction, SDK and reading blocks, run in order as written.
+
+    Only `/data/model-calls` becomes a temporary directory, and the SDK's address the
+    real uvicorn server's.
+    """
+    captures = tmp_path / "model-calls"
+    server_code = "\n".join(
+        _block(needle).replace("/data/model-calls", str(captures))
+        for needle in ("app = FastAPI()", "start_model_execution(request", "redact=Redactor(")
+    )
+    namespace: dict[str, Any] = {}
+    exec(compile(server_code, "README.md", "exec"), namespace)
+    with serve(namespace["app"]) as server:
+        clients: dict[str, Any] = {}
+        exec(_block("Anthropic(base_url=").replace("http://127.0.0.1:8000", server.url), clients)
+        with pytest.raises(openai.BadRequestError) as refused:
+            clients["openai"].with_options(max_retries=0).responses.create(model="m", input="hi")
+    assert refused.value.status_code == 400
+
+    reading: dict[str, Any] = {}
+    exec(
+        _block("aggregate_model_call_metrics(store").replace("/data/model-calls", str(captures)),
+        reading,
+    )
+    # call_index, dialect, model, tokens in and out, finish reason, tool names, TTFT: the
+    # handler reads no body (the README says so), so no model is known.
+    printed = capsys.readouterr().out.split()
+    assert printed[:7] == ["0", "responses", "None", "None", "None", "None", "[]"]
+    assert float(printed[7]) > 0
+    assert reading["totals"].num_calls == 1
+    assert reading["totals"].error_categories == {"context_length_exceeded": 1}
+
+    raw = {"raw_line_bytes": (captures / "17-0.capture.jsonl").read_bytes().splitlines()[0]}
+    exec(_block("raw_line_bytes, type=CaptureLine"), raw)
+    line, record = raw["line"], raw["record"]
+    assert (line.request, line.status_code, line.response_source) == (None, 400, "local")
+    assert (line.upstream_attempted, line.local_response_reason) == (
+        False,
+        "context_length_exceeded",
+    )
+    assert (record.call_index, record.error_category) == (0, "context_length_exceeded")
+
+
+def test_readme_correlation_snippet_prefixes_the_base_url(tmp_path: Path) -> None:
+    """The run config of the README's YAML block, then its correlation block as written."""
+    (yaml_block,) = re.findall(
+        r"^```yaml\n(.*?)^```$", (REPO / "README.md").read_text(encoding="utf-8"), flags=re.S | re.M
+    )
+    config = tmp_path / "config.yaml"
+    config.write_text(yaml_block, encoding="utf-8")
+    code = _block("RolloutCorrelation.from_config").replace("/etc/run/config.yaml", str(config))
+    namespace: dict[str, Any] = {"run_body": {"_ng_task_index": 17, "_ng_rollout_index": 0}}
+    exec(code, namespace)
+    # The block's own comment says what it gives.
+    assert namespace["base_url"] == "http://127.0.0.1:8000/ng-rollout/17-0/v1"
