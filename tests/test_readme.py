@@ -145,7 +145,9 @@ def test_readme_server_snippets_capture_a_call_that_the_reading_snippets_read_ba
     assert reading["totals"].num_calls == 1
     assert reading["totals"].error_categories == {"context_length_exceeded": 1}
 
-    raw = {"raw_line_bytes": (captures / "17-0.capture.jsonl").read_bytes().splitlines()[0]}
+    raw: dict[str, Any] = {
+        "raw_line_bytes": (captures / "17-0.capture.jsonl").read_bytes().splitlines()[0]
+    }
     exec(_block("raw_line_bytes, type=CaptureLine"), raw)
     line, record = raw["line"], raw["record"]
     assert (line.request, line.status_code, line.response_source) == (None, 400, "local")
