@@ -7,7 +7,10 @@ docs/engines.md's blocks run in tests/test_engines.py.
 
 from __future__ import annotations
 
+import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -170,3 +173,26 @@ def test_readme_correlation_snippet_prefixes_the_base_url(tmp_path: Path) -> Non
     exec(code, namespace)
     # The block's own comment says what it gives.
     assert namespace["base_url"] == "http://127.0.0.1:8000/ng-rollout/17-0/v1"
+
+
+def test_readme_token_snippet_prints_each_trajectory(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The token-trajectory block as written, on a real `mcc demo --tokens` directory."""
+    demo = tmp_path / "demo"
+    command = [sys.executable, "-m", "model_call_capture.cli", "demo", "--tokens"]
+    run = subprocess.run(
+        [*command, "--rollouts", "1", "--dir", str(demo)], capture_output=True, timeout=240
+    )
+    assert run.returncode == 0, run.stderr
+    captures = demo / "model-calls"
+    code = _block("build_token_trajectories(records").replace("/data/model-calls", str(captures))
+    exec(code.replace('"17-0"', '"0-0"'), {})
+    # The oracle: the capture lines themselves, read with the standard library. The demo's
+    # calls chain into one trajectory: the last call's prompt and generated ids, with every
+    # call's generated ids in the loss mask.
+    lines = [json.loads(line) for line in (captures / "0-0.capture.jsonl").read_text().splitlines()]
+    generated = [len(line["response"]["choices"][0]["token_ids"]) for line in lines]
+    last = lines[-1]["response"]
+    tokens = len(last["prompt_token_ids"]) + generated[-1]
+    assert capsys.readouterr().out == f"{tokens} {sum(generated)} []\n"
