@@ -158,6 +158,7 @@ def test_readme_server_snippets_capture_a_call_that_the_reading_snippets_read_ba
         False,
         "context_length_exceeded",
     )
+    assert [gap.code for gap in line.gaps] == ["request_unread"]  # the README says why
     assert (record.call_index, record.error_category) == (0, "context_length_exceeded")
 
 

@@ -204,6 +204,8 @@ class CapturedCall:
                 if kind == "http.request":
                     try:
                         self.request.take(message.get("body", b""))
+                        if not message.get("more_body", False):
+                            self.request.complete = True
                     except Exception as exc:  # a bug in the tee must not fail the request
                         self.request.cut = True
                         self.mw.writer.broken(self.rollout_id, exc)
