@@ -203,9 +203,7 @@ class CapturedCall:
                 kind = message["type"]
                 if kind == "http.request":
                     try:
-                        self.request.take(message.get("body", b""))
-                        if not message.get("more_body", False):
-                            self.request.complete = True
+                        self.request.take_message(message)
                     except Exception as exc:  # a bug in the tee must not fail the request
                         self.request.cut = True
                         self.mw.writer.broken(self.rollout_id, exc)

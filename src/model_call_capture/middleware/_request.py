@@ -18,7 +18,8 @@ dropped with a `field_dropped` gap.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from ..contracts import ObservationGap
 from ._budget import BODY_WEIGHT, MemoryBudget, Share, budget_gap
@@ -116,6 +117,12 @@ class RequestTee:
         self.decoders: list[ContentDecoder] | None = decoders_for(encodings)
         if self.decoders is None:
             self._undecodable("is not supported")
+
+    def take_message(self, message: Mapping[str, Any]) -> None:
+        """Keep the body of one `http.request` message; the last one completes the body."""
+        self.take(message.get("body", b""))
+        if not message.get("more_body", False):
+            self.complete = True
 
     def take(self, chunk: bytes) -> None:
         """Keep the next chunk of the body as received (still content-encoded)."""
