@@ -255,8 +255,9 @@ def test_show_lists_the_calls_of_one_rollout(demo: tuple[Path, Any], mcc: Run) -
         ("0", "chat", "demo-gpt", "429", "-", "-", "rate_limit"),
         ("1", "chat", "demo-gpt", "200", "tool_calls", "get_weather", "-"),
         ("2", "chat", "demo-gpt", "200", "stop", "-", "-"),
-        ("3", "responses", "demo-gpt", "200", "-", "-", "-"),
-        ("4", "responses", "demo-gpt", "200", "-", "-", "-"),
+        # A Responses call has no finish reason: its status stands in, as on the call's panel.
+        ("3", "responses", "demo-gpt", "200", "completed", "-", "-"),
+        ("4", "responses", "demo-gpt", "200", "completed", "-", "-"),
         ("5", "messages", "demo-claude", "200", "end_turn", "-", "-"),
         ("6", "messages", "demo-claude", "200", "end_turn", "-", "-"),
     ]
@@ -508,6 +509,9 @@ def test_a_command_imports_its_own_module_not_the_others() -> None:
         (["nope"], 2, "mcc: No such command 'nope'. (see 'mcc --help')\n"),
         (["demo", "--rollouts", "0"], 2, "mcc demo: Invalid value for '--rollouts': 0 is not in the range 1<=x<=1000. (see 'mcc demo --help')\n"),
         (["serve", "--upstream", "ftp://x", "--capture-dir", "/tmp/mcc-unused"], 1, "mcc: error: upstream must be an http(s) URL, got 'ftp://x'\n"),
+        (["stats", sys.executable], 2, f"mcc stats: Invalid value for 'DIR': Directory '{sys.executable}' is a file. (see 'mcc stats --help')\n"),
+        (["stats", ".", "--jobs", "0"], 2, "mcc stats: Invalid value for '--jobs' / '-j': 0 is not in the range x>=1. (see 'mcc stats --help')\n"),
+        (["export", ".", "--out", "/nonexistent-mcc-out/calls.parquet"], 1, "mcc: error: /nonexistent-mcc-out: no such directory\n"),
     ],
 )  # fmt: skip
 def test_errors_are_one_line_and_a_non_zero_exit(

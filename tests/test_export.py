@@ -276,6 +276,63 @@ def test_a_killed_export_leaves_the_previous_one_readable_and_nothing_after_the_
     assert leftovers == []
 
 
+def _interrupt_mid_write(args: list[str], temp_glob: tuple[Path, str]) -> tuple[int, str]:
+    """Start `mcc ARGS` in its own process group; Ctrl-C (SIGINT to the group) mid-write."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "model_call_capture.cli", *args, "--jobs", "2"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,  # a terminal's Ctrl-C reaches the workers too
+    )
+    where, pattern = temp_glob
+    deadline = time.monotonic() + 120
+    while not list(where.glob(pattern)) and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.005)
+    assert proc.poll() is None, "the export finished before it could be interrupted"
+    time.sleep(0.2)  # mid-write
+    os.killpg(proc.pid, signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    return proc.returncode, err
+
+
+@pytest.mark.parametrize("mode", ["file", "dataset", "incremental"])
+def test_an_interrupted_export_leaves_the_previous_one_and_nothing_else(
+    tmp_path: Path, mode: str
+) -> None:
+    captures = tmp_path / "captures"
+    generate_captures(captures, rollouts=10, calls=2, payload_bytes=500)
+    dataset = mode != "file"
+    out = tmp_path / ("ds" if dataset else "calls.parquet")
+    options = {"file": [], "dataset": ["--partition-by", "model"], "incremental": ["--incremental"]}
+    args = ["export", str(captures), "--out", str(out), "--payloads", *options[mode]]
+    assert mcc(*args) == 0
+    before = _read_export(out, dataset)
+    generate_captures(captures, rollouts=800, calls=10, payload_bytes=4000)
+    staging = (out, ".mcc-tmp-*") if mode == "incremental" else (tmp_path, f".{out.name}.mcc-tmp-*")
+    code, err = _interrupt_mid_write(args, staging)
+    assert (code, err.strip()) == (130, "mcc: aborted")
+    assert _read_export(out, dataset) == before
+    # Nothing is left for a next run to clean: no hidden copy of the payloads stays behind.
+    leftovers = [p.name for p in tmp_path.iterdir() if p.name.startswith(".")]
+    if dataset:
+        leftovers += [p.name for p in out.rglob(".*")]
+    assert leftovers == []
+
+
+@pytest.mark.skipif(not Path("/sys").is_dir(), reason="needs Linux's /sys, read only even for root")
+@pytest.mark.parametrize("dataset", [False, True])
+def test_an_export_where_it_cannot_write_names_out_in_one_line(
+    demo_calls: Path, dataset: bool, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = Path("/sys") / ("mcc-ds" if dataset else "mcc-calls.parquet")
+    mode = ["--partition-by", "model"] if dataset else []
+    assert mcc("export", str(demo_calls), "--out", str(out), *mode) == 1
+    err = capsys.readouterr().err
+    # Not the hidden temporary name the export writes first.
+    assert err.startswith(f"mcc: error: cannot write {out}: ") and err.count("\n") == 1, err
+
+
 def _read_export(out: Path, dataset: bool) -> pa.Table:
     return open_export_dataset(out).to_table() if dataset else pq.read_table(out)
 

@@ -317,7 +317,7 @@ class ObservationGap(msgspec.Struct, kw_only=True, omit_defaults=True):
     """Why a capture may be incomplete: the capture attached to a rollout, or one call's line."""
 
     code: GapCode
-    """A rollout's: `model_call_capture_no_records`, `model_call_capture_records_unreadable`, `model_call_capture_incomplete` or `model_call_capture_unreadable`; a line's: `request_undecodable`, `response_undecodable`, `memory_budget`, `raw_text_cut`, `payload_as_text`, `redacted_raw`, `raw_text_spill_failed` or (1.1) `field_dropped`."""
+    """A rollout's: `model_call_capture_no_records`, `model_call_capture_records_unreadable`, `model_call_capture_incomplete` or `model_call_capture_unreadable`; a line's: `request_undecodable`, `response_undecodable`, `memory_budget`, `raw_text_cut`, `payload_as_text`, `redacted_raw`, `raw_text_spill_failed`, (1.1) `field_dropped` or `request_unread`."""
     detail: str | UnsetType = UNSET
     """More about the gap, e.g. `count=3` unreadable lines."""
 

@@ -8,6 +8,8 @@ below are written by hand.
 
 from __future__ import annotations
 
+import functools
+import time
 from pathlib import Path
 from typing import Any
 
@@ -103,3 +105,63 @@ def test_a_real_client_sending_the_header_twice_over_uvicorn(tmp_path: Path) -> 
             assert response.status_code == 200
     assert only_line(tmp_path, same)["client_session_id"] == "a1"
     assert "client_session_id" not in only_line(tmp_path, different)
+
+
+async def _answers_after_reading(parts: int | None, scope: Any, receive: Any, send: Any) -> None:
+    """A model app that reads `parts` body messages (None: all of them), then answers 400."""
+    read = 0
+    while parts is None or read < parts:
+        message = await receive()
+        read += 1
+        if not message.get("more_body", False):
+            break
+    body = b'{"error": {"message": "refused"}}'
+    headers = [(b"content-type", b"application/json")]
+    await send({"type": "http.response.start", "status": 400, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+def _two_chunks() -> Any:
+    yield b'{"model": "m", "messages": '
+    time.sleep(0.2)  # the app has answered by then when it reads one part only
+    yield b"[]}"
+
+
+@pytest.mark.parametrize(
+    ("parts", "request_", "request_raw", "gaps"),
+    [
+        (0, None, None, [{"code": "request_unread", "detail": "the app answered before it read the whole request body"}]),
+        (1, None, '{"model": "m", "messages": ', [{"code": "request_unread", "detail": "the app answered before it read the whole request body"}]),
+        (None, {"model": "m", "messages": []}, None, None),
+    ],
+    ids=["none", "a-part", "all"],
+)  # fmt: skip
+def test_a_body_the_app_did_not_read_is_a_request_unread_gap(
+    tmp_path: Path, parts: int | None, request_: Any, request_raw: Any, gaps: Any
+) -> None:
+    """The tee keeps what the app reads; the line says when that is not the whole body."""
+    rollout = new_rollout()
+    app = capturing(tmp_path, app=functools.partial(_answers_after_reading, parts))
+    with serve(app) as server:
+        response = httpx.post(
+            f"{server.url}/ng-rollout/{rollout}/v1/chat/completions",
+            content=_two_chunks(),  # chunked: the body comes in two parts
+            headers={"content-type": "application/json"},
+        )
+    assert response.status_code == 400
+    line = only_line(tmp_path, rollout)
+    assert (line["request"], line.get("request_raw"), line.get("gaps")) == (
+        request_,
+        request_raw,
+        gaps,
+    )
+
+
+def test_a_request_without_a_body_has_no_unread_gap(tmp_path: Path) -> None:
+    rollout = new_rollout()
+    app = capturing(tmp_path, app=functools.partial(_answers_after_reading, 0))
+    with serve(app) as server:
+        response = httpx.post(f"{server.url}/ng-rollout/{rollout}/v1/chat/completions")
+    assert response.status_code == 400
+    line = only_line(tmp_path, rollout)
+    assert (line["request"], "gaps" in line) == (None, False)

@@ -39,8 +39,10 @@ def test_scrub_blanks_every_form_of_a_credential() -> None:
     ("url", "shown"),
     [
         ("ftp://user:pw@host/x?key=K", "'ftp://host/x'"),
-        ("localhost:8000", "'localhost://"),
-        ("http://", "'http://'"),
+        ("localhost:8000", "such as http://localhost:8000; the value given has no scheme://"),
+        ("http://", "no scheme:// or no host"),
+        # The scheme forgotten: the parser reads `user` as one and `pw@...` as a path.
+        ("user:pw@vllm:8000/v1?key=K", "no scheme:// or no host (not shown"),
     ],
 )
 def test_a_url_that_is_not_http_is_refused_without_its_credentials(url: str, shown: str) -> None:

@@ -21,6 +21,7 @@ import contextlib
 import itertools
 import multiprocessing
 import os
+import signal
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -96,17 +97,30 @@ def _map_files(
             yield fn(path)
         return
     batches = iter([paths[i : i + _BATCH] for i in range(0, len(paths), _BATCH)])
-    with ProcessPoolExecutor(
+    pool = ProcessPoolExecutor(
         max_workers=jobs, mp_context=_context(fn, preload), initializer=_start_worker
-    ) as pool:
+    )
+    # The workers, and the fork server (which imports modules before it ignores SIGINT),
+    # start with Ctrl-C held back until `_start_worker` ignores it; here it is delivered
+    # once they are started.
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
         pending: deque[Future[list[_R]]] = deque(
             pool.submit(_run_batch, fn, batch) for batch in itertools.islice(batches, 2 * jobs)
         )
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
         while pending:
             results = pending.popleft().result()
             for batch in itertools.islice(batches, 1):
                 pending.append(pool.submit(_run_batch, fn, batch))
             yield from results
+    except BaseException:
+        # Ctrl-C here, an error, or a caller that stopped reading: the batches not started
+        # are dropped, and the workers (which ignore SIGINT) exit after their current one.
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
+        pool.shutdown(wait=True, cancel_futures=True)
+        raise
+    pool.shutdown(wait=True)
 
 
 def _context(
@@ -144,6 +158,11 @@ def in_worker() -> bool:
 def _start_worker() -> None:
     global _in_worker
     _in_worker = True
+    # A terminal's Ctrl-C reaches every process of the group. A worker interrupted inside
+    # the pool's queues can die holding their lock, and the pool then waits for ever (the
+    # parent sees no dead worker): the parent alone handles it (`_map_files`).
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     # The glibc heap kept between lines (`_codec.kept_heap`) for the worker's whole life,
     # between files too: a worker of the fork server was not forked from the caller's
     # block, so it would otherwise start with glibc's defaults.

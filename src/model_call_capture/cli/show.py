@@ -203,7 +203,7 @@ def _calls_table(conversation: Conversation) -> Table:
             literal(c.dialect or "-"),
             literal(c.model or "-"),
             fmt_int(c.status_code),
-            literal(c.finish_reason or "-"),
+            literal(c.finish_reason or c.response_status or "-"),
             fmt_int(c.tokens_in),
             fmt_int(c.tokens_out),
             fmt_int(c.tokens_reasoning),

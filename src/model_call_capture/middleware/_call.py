@@ -203,7 +203,7 @@ class CapturedCall:
                 kind = message["type"]
                 if kind == "http.request":
                     try:
-                        self.request.take(message.get("body", b""))
+                        self.request.take_message(message)
                     except Exception as exc:  # a bug in the tee must not fail the request
                         self.request.cut = True
                         self.mw.writer.broken(self.rollout_id, exc)

@@ -5,7 +5,9 @@ decoded when the request says `Content-Encoding` (gzip, deflate, br, as for resp
 with the same bound: a decoder stops once its output passes the cap), up to
 `capture_max_bytes` and within the memory budget. A body whose encoding cannot be decoded
 (unknown, `zstd`, or corrupt) is not kept at all: its compressed bytes are no use for
-training and cannot be redacted; the line says why in a `request_undecodable` gap.
+training and cannot be redacted; the line says why in a `request_undecodable` gap. The tee sees what the app reads: an app
+that answers before it read the whole body (a body it never needed) leaves the rest
+unrecorded, and the line says so in a `request_unread` gap.
 
 The request also says which client session it belongs to: `client_session_id` is the
 value of the `x-session-id` header when exactly one distinct non-empty value was sent, as
@@ -16,7 +18,8 @@ dropped with a `field_dropped` gap.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from ..contracts import ObservationGap
 from ._budget import BODY_WEIGHT, MemoryBudget, Share, budget_gap
@@ -65,10 +68,31 @@ def client_session_id(
     return value.decode("latin-1"), None
 
 
+def _declares_body(headers: Iterable[tuple[bytes, bytes]] | None) -> bool:
+    for name, value in headers or ():
+        if name == b"transfer-encoding":
+            return True
+        if name == b"content-length":
+            return value.strip() not in (b"", b"0")
+    return False
+
+
 class RequestTee:
     """The request body of one call, decoded, up to the cap and within the budget."""
 
-    __slots__ = ("body", "budget", "cap", "cut", "decoders", "encoding", "gaps", "limit", "share")
+    __slots__ = (
+        "body",
+        "budget",
+        "cap",
+        "complete",
+        "cut",
+        "decoders",
+        "encoding",
+        "expected",
+        "gaps",
+        "limit",
+        "share",
+    )
 
     def __init__(
         self, headers: Iterable[tuple[bytes, bytes]] | None, cap: int, budget: MemoryBudget
@@ -84,11 +108,21 @@ class RequestTee:
         """Bytes the body may reach without asking the budget (at most the cap)."""
         self.gaps: list[ObservationGap] = []
         """Why the body is not all there (undecodable, the memory budget)."""
+        self.complete = False
+        """True once the app received the body's last message."""
+        self.expected = _declares_body(headers)
+        """True when the request says it has a body (`Content-Length` over 0, or chunked)."""
         encodings = content_encodings(headers)
         self.encoding = b", ".join(encodings).decode("latin-1")
         self.decoders: list[ContentDecoder] | None = decoders_for(encodings)
         if self.decoders is None:
             self._undecodable("is not supported")
+
+    def take_message(self, message: Mapping[str, Any]) -> None:
+        """Keep the body of one `http.request` message; the last one completes the body."""
+        self.take(message.get("body", b""))
+        if not message.get("more_body", False):
+            self.complete = True
 
     def take(self, chunk: bytes) -> None:
         """Keep the next chunk of the body as received (still content-encoded)."""
@@ -127,6 +161,13 @@ class RequestTee:
                 code="request_undecodable", detail=f"content-encoding {self.encoding} {why}"
             )
         )
+
+    def unread(self) -> list[ObservationGap]:
+        """A `request_unread` gap when the app answered before it read the whole body."""
+        if not self.expected or self.complete:
+            return []
+        detail = "the app answered before it read the whole request body"
+        return [ObservationGap(code="request_unread", detail=detail)]
 
     def release(self) -> None:
         """Give the body's memory back to the budget (its line is written)."""

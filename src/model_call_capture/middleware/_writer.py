@@ -181,7 +181,7 @@ def _facts(call: CapturedCall) -> CallFacts:
         client_session_id=call.session_id,
         execution=execution_facts(call.context.execution),
         max_bytes=call.cap,
-        gaps=[*call.request.gaps, *call.gaps],
+        gaps=[*call.request.gaps, *call.request.unread(), *call.gaps],
     )
 
 

@@ -42,7 +42,14 @@ class Upstream:
             raise ValueError(
                 f"upstream must be an http(s) URL, got one that does not parse ({type(exc).__name__})"
             ) from None
-        if parsed.scheme not in ("http", "https") or not parsed.host:
+        if not parsed.host:
+            # Without `scheme://` (`op:pw@vllm:8000`) the parser takes the start for a
+            # scheme and the rest, password included, for a path: nothing of it is shown.
+            raise ValueError(
+                "upstream must be an http(s) URL with a host, such as http://localhost:8000; "
+                "the value given has no scheme:// or no host (not shown: it may hold credentials)"
+            )
+        if parsed.scheme not in ("http", "https"):
             raise ValueError(f"upstream must be an http(s) URL, got {_display(parsed)!r}")
         self.origin = httpx.URL(scheme=parsed.scheme, host=parsed.host, port=parsed.port)
         """Scheme, host and port only: request URLs are built on it, free of credentials."""

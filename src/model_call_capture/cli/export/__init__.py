@@ -7,7 +7,9 @@ a process pool (`.._parallel.map_files`) and publishes atomically (`_atomic`).
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
+from collections.abc import Iterator
 from pathlib import Path
 
 import click
@@ -19,7 +21,7 @@ from .._common import capture_root, stderr, stdout
 from .._parallel import default_jobs, jobs_option
 from . import _atomic
 from ._dataset import check_partition_by, update_dataset, write_dataset_dir
-from ._single import Counts, pandas_refused, write_jsonl, write_parquet
+from ._single import ROW_GROUP_BYTES, Counts, pandas_refused, write_jsonl, write_parquet
 from ._tokens import write_token_jsonl, write_token_parquet
 
 __all__ = ["PAYLOAD_FIELDS", "export", "schema"]
@@ -73,6 +75,17 @@ def _write_file(
     return counts
 
 
+@contextlib.contextmanager
+def _naming_out(target: Path) -> Iterator[None]:
+    """An error writing the export's temporary names (which the user never gave) names --out."""
+    try:
+        yield
+    except OSError as exc:
+        if _atomic.TMP_TAG not in str(exc.filename or ""):
+            raise
+        raise click.ClickException(f"cannot write {target}: {exc.strerror or exc}") from None
+
+
 @click.command()
 @click.argument("directory", metavar="DIR", type=click.Path(file_okay=False))
 @click.option(
@@ -114,7 +127,7 @@ def _write_file(
     type=click.IntRange(min=1),
     default=DEFAULT_ROW_GROUP_SIZE,
     show_default=True,
-    help="Most rows in a Parquet row group (fewer when payloads pass 64 MiB).",
+    help=f"Most rows in a Parquet row group (fewer once a group holds {ROW_GROUP_BYTES >> 20} MiB).",
 )
 @jobs_option()
 def export(
@@ -170,7 +183,7 @@ def export(
     jobs = jobs or default_jobs()
     _atomic.clean_stale(target)
     counts: Counts | None
-    with pandas_refused():
+    with _naming_out(target), pandas_refused():
         if dataset:
             write = update_dataset if incremental else write_dataset_dir
             counts = write(

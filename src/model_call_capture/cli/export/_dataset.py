@@ -133,9 +133,12 @@ def _manifest(
 def _write_manifest(base: Path, data: bytes, mode: int) -> None:
     target = base / EXPORT_MANIFEST
     tmp = _atomic.temp_path(target)
-    _atomic.create_file(tmp, mode)
-    tmp.write_bytes(data)
-    _atomic.publish_file(tmp, target)
+    try:
+        _atomic.create_file(tmp, mode)
+        tmp.write_bytes(data)
+        _atomic.publish_file(tmp, target)
+    finally:
+        _atomic.remove(tmp)
 
 
 def write_dataset_dir(
@@ -160,19 +163,22 @@ def write_dataset_dir(
     tmp = _atomic.temp_path(out)
     _atomic.remove(tmp)
     os.mkdir(tmp, 0o700 if payloads else 0o777)
-    counts = _write_parts(
-        paths,
-        tmp,
-        generation=1,
-        payloads=payloads,
-        partition_by=partition_by,
-        row_group_size=row_group_size,
-        jobs=jobs,
-    )
-    _write_manifest(
-        tmp, _manifest(payloads, partition_by, [1], state), 0o600 if payloads else 0o666
-    )
-    _atomic.publish_dir(tmp, out)
+    try:  # an interrupted or failed run leaves nothing (a killed one: the next run cleans)
+        counts = _write_parts(
+            paths,
+            tmp,
+            generation=1,
+            payloads=payloads,
+            partition_by=partition_by,
+            row_group_size=row_group_size,
+            jobs=jobs,
+        )
+        _write_manifest(
+            tmp, _manifest(payloads, partition_by, [1], state), 0o600 if payloads else 0o666
+        )
+        _atomic.publish_dir(tmp, out)
+    finally:
+        _atomic.remove(tmp)
     return counts
 
 
@@ -314,26 +320,30 @@ def update_dataset(
     tmp = out / f"{_atomic.TMP_TAG}{os.getpid()}"
     tmp.mkdir(mode=0o700)
     generation = max(generations, default=0) + 1
-    counts = _write_parts(
-        changed,
-        tmp / "new",
-        generation=generation,
-        payloads=payloads,
-        partition_by=partition_by,
-        row_group_size=row_group_size,
-        jobs=jobs,
-    )
-    rewritten: list[tuple[Path, Path | None]] = []
-    for path in parts:
-        held = _rollouts_in(path, out)
-        if held & stale:
-            whole = "rollout_id" in partition_by
-            rewritten.append(
-                (path, None if whole else _without(path, stale, out, tmp / "old", mode))
-            )
-    _atomic.fsync_tree(tmp)
-    _swap_in(rewritten, tmp / "new", out)
-    data = _manifest(payloads, partition_by, [*generations, generation], state)
-    _write_manifest(out, data, mode)
-    _atomic.remove(tmp)
+    # Removing the staging directory of an interrupted run is what the next run would do
+    # (`_committed_parts`): files of a generation the manifest does not list never count.
+    try:
+        counts = _write_parts(
+            changed,
+            tmp / "new",
+            generation=generation,
+            payloads=payloads,
+            partition_by=partition_by,
+            row_group_size=row_group_size,
+            jobs=jobs,
+        )
+        rewritten: list[tuple[Path, Path | None]] = []
+        for path in parts:
+            held = _rollouts_in(path, out)
+            if held & stale:
+                whole = "rollout_id" in partition_by
+                rewritten.append(
+                    (path, None if whole else _without(path, stale, out, tmp / "old", mode))
+                )
+        _atomic.fsync_tree(tmp)
+        _swap_in(rewritten, tmp / "new", out)
+        data = _manifest(payloads, partition_by, [*generations, generation], state)
+        _write_manifest(out, data, mode)
+    finally:
+        _atomic.remove(tmp)
     return counts
