@@ -117,6 +117,21 @@ def test_retry_that_is_not_all_digits_is_ignored() -> None:
     ]
 
 
+def test_retry_of_thousands_of_digits_is_ignored_not_raised() -> None:
+    # Python refuses to parse an int of more than 4,300 digits (ValueError); the decoder
+    # used to raise it out of `feed`, and the capture of the whole stream was lost.
+    long = b"9" * 5000
+    assert decode_all(
+        b"retry: " + long + b"\ndata: x\n\nretry: 1" + b"0" * 18 + b"\ndata: y\n\n"
+    ) == [
+        SseEvent(b"x"),
+        SseEvent(b"y"),
+    ]
+    assert decode_all(b"retry: 999999999999999999\ndata: z\n\n") == [
+        SseEvent(b"z", retry=999_999_999_999_999_999)
+    ]
+
+
 def test_unknown_fields_are_ignored() -> None:
     assert decode_all(b"foo: bar\nDATA: shout\ndata: x\n\n") == [SseEvent(b"x")]
 

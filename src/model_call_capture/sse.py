@@ -39,6 +39,9 @@ class SseEvent(msgspec.Struct, frozen=True, gc=False):
     """The `retry:` reconnection time in ms carried by this event, if any."""
 
 
+_MAX_RETRY_DIGITS = 18
+"""The longest `retry:` value read (any 18 digits fit in 64 bits)."""
+
 _one_event = re.compile(rb"(?:event: ?(.*)\n)?data: ?(.*)\n\n").fullmatch
 """One whole event in the shape model servers send, for a chunk without CR.
 
@@ -213,7 +216,9 @@ class SseDecoder:
             if b"\0" not in value:
                 self._last_id = value.decode("utf-8", "replace")
         elif name == b"retry":
-            if value.isdigit():
+            # A value of more digits is no reconnection time, and past 4,300 digits
+            # `int()` raises: it is ignored like any value that is not all digits.
+            if value.isdigit() and len(value) <= _MAX_RETRY_DIGITS:
                 self._retry = int(value)
 
     def _dispatch(self, events: list[SseEvent]) -> None:
