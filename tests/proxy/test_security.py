@@ -23,6 +23,7 @@ from servers import serve
 
 from .conftest import (
     RecordingUpstream,
+    Served,
     closed_port,
     get,
     listening_socket,
@@ -101,6 +102,42 @@ def test_the_upstream_query_and_userinfo_go_upstream_and_win(tmp_path: Path) -> 
     assert got["query"] == f"key={KEY}&a=1&b=%20"
     basic = base64.b64encode(f"{USER}:{PASSWORD}".encode()).decode()
     assert got["headers"]["authorization"] == f"Basic {basic}"
+
+
+def _access_line(served: Served, needle: str) -> str:
+    """The first line of the server's stdout (uvicorn's access log) holding `needle`."""
+    found: list[str] = []
+
+    def read() -> None:
+        assert served.proc.stdout is not None
+        for line in served.proc.stdout:  # each log record is flushed as it is written
+            if needle in line:
+                found.append(line)
+                return
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    reader.join(timeout=10)
+    assert found, f"no line with {needle!r} on stdout"
+    return found[0]
+
+
+def test_a_client_key_in_the_query_string_reaches_no_log_line(tmp_path: Path) -> None:
+    # Gemini- and Azure-style clients put their key in the query (`?key=...`); uvicorn's
+    # access log (on at `--log-level info`, on stdout) used to print every target whole.
+    upstream = RecordingUpstream()
+    target = "/ng-rollout/q-1/v1/chat/completions?key=CLIENTKEY1&api-version=2&CLIENTKEY2"
+    with serve(upstream) as up:
+        with mcc_serve(f"http://127.0.0.1:{up.port}/v1", tmp_path, "--log-level", "info") as served:
+            reply = httpx.post(f"{served.url}{target}", content=CHAT)
+            access = _access_line(served, '"POST /ng-rollout/q-1/')
+            wait_for_lines(served.capture_dir, "q-1")
+    assert reply.status_code == 200
+    assert reply.json()["query"] == "key=CLIENTKEY1&api-version=2&CLIENTKEY2"  # sent whole
+    hidden = "/ng-rollout/q-1/v1/chat/completions?key=***&api-version=***&***"
+    assert f'"POST {hidden} HTTP/1.1" 200' in access
+    for text in (access, served.stderr()):  # (the capture holds what the upstream echoed)
+        assert "CLIENTKEY" not in text
 
 
 # -- 9. the request body streams, within a bound -----------------------------------------
