@@ -66,6 +66,7 @@ from ._context import CaptureContext
 from ._decoding import (
     ContentDecoder,
     DecodeError,
+    coding_names,
     content_encodings,
     decode_chain,
     decoders_for,
@@ -344,8 +345,7 @@ class CapturedCall:
             encodings = content_encodings(headers)
             self.decoders = decoders_for(encodings)
             if self.decoders is None:  # an encoding we cannot decode: forward, capture no body
-                name = b", ".join(encodings).decode("latin-1")
-                self._undecodable(f"content-encoding {name} is not supported")
+                self._undecodable(f"content-encoding {coding_names(encodings)} is not supported")
             if content_type.split(b";", 1)[0].strip().lower() == b"text/event-stream":
                 self.sse = True
                 self.reassembler = StreamReassembler(self.dialect)

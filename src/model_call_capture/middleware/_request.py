@@ -23,6 +23,7 @@ from ._budget import BODY_WEIGHT, MemoryBudget, Share, budget_gap
 from ._decoding import (
     ContentDecoder,
     DecodeError,
+    coding_names,
     content_encodings,
     decode_chain,
     decoders_for,
@@ -85,7 +86,7 @@ class RequestTee:
         self.gaps: list[ObservationGap] = []
         """Why the body is not all there (undecodable, the memory budget)."""
         encodings = content_encodings(headers)
-        self.encoding = b", ".join(encodings).decode("latin-1")
+        self.encoding = coding_names(encodings)
         self.decoders: list[ContentDecoder] | None = decoders_for(encodings)
         if self.decoders is None:
             self._undecodable("is not supported")
