@@ -390,3 +390,26 @@ def test_a_reply_with_transfer_encoding_and_a_stale_content_length_reaches_the_c
     assert (
         line.response is not None and line.response["choices"][0]["message"]["content"] == "hello"
     )
+
+
+def test_an_empty_reply_is_recorded_as_it_ended_when_the_client_leaves_at_once(
+    tmp_path: Path,
+) -> None:
+    # With `content-length: 0` the client has the whole reply with its head and may close
+    # the connection at once; the line was written only at the (empty) body message after
+    # it, and the proxy, seeing the client gone first, recorded the call as `cancelled`
+    # (4 of 8 calls here). The start of such a reply now waits for the line.
+    reply = b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+    calls = 12
+    with _raw_upstream(reply) as port, mcc_serve(f"http://127.0.0.1:{port}", tmp_path) as served:
+        for i in range(calls):
+            with socket.create_connection(("127.0.0.1", served.port)) as client:
+                client.sendall(_post(f"/ng-rollout/empty-{i}/v1/chat/completions".encode(), CHAT))
+                head = b""
+                while b"\r\n\r\n" not in head:
+                    head += client.recv(65536)
+            assert head.startswith(b"HTTP/1.1 404 ")  # and the client leaves
+        lines = [wait_for_lines(served.capture_dir, f"empty-{i}")[0] for i in range(calls)]
+    assert [(line.status_code, line.error_category) for line in lines] == [
+        (404, "not_found")
+    ] * calls
