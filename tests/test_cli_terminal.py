@@ -171,3 +171,66 @@ def test_show_prints_damaged_lines_and_gaps_where_they_are(
     ]
     assert -1 not in order and order == sorted(order), order
     assert "1 unreadable line (shown where they are)" in out
+
+
+def test_tool_call_ids_are_shown_escaped(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The ids of tool calls and of the tool results answering them were printed as they
+    # came: a model (or a client) choosing an id like OSC52 wrote to the terminal.
+    line = json.loads(_line("gpt-4o"))
+    line["request"]["messages"] += [
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": f"a{OSC52}",
+                    "type": "function",
+                    "function": {"name": "f", "arguments": "{}"},
+                }
+            ],
+        },
+        {"role": "tool", "tool_call_id": f"a{OSC52}", "content": "sunny"},
+    ]
+    line["response"]["choices"][0]["message"]["tool_calls"][0]["id"] = f"t{OSC8}\x9b31m"
+    CaptureStore(tmp_path).append("r", json.dumps(line).encode())
+    code, out = _mcc(capsys, "show", str(tmp_path), "r")
+    assert code == 0, out
+    assert not set(out) & {"\x1b", "\x07", "\x9b"}, repr(out)
+    assert f"a{safe_text(OSC52)}" in out  # the call and its result
+    assert f"t{safe_text(OSC8)}\\x9b31m" in out
+
+
+@pytest.mark.parametrize("command", [("stats", "--json"), ("show", "r", "--raw", "--payloads")])
+def test_json_output_escapes_what_could_drive_a_terminal(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: tuple[str, ...]
+) -> None:
+    # JSON escapes C0 controls but writes C1 controls (U+009B is CSI) and direction
+    # overrides as they are; written as `\u` escapes they are the same JSON value.
+    model = f"gpt{OSC52}\x9b31m\u202e\x85"
+    CaptureStore(tmp_path).append("r", _line(model, finish="stop\u2066"))
+    code, out = _mcc(capsys, command[0], str(tmp_path), *command[1:])
+    assert code == 0, out
+    assert not set(out) & {"\x1b", "\x07", "\x9b", "\u202e", "\u2066", "\x85"}, repr(out)
+    assert model in _strings(json.loads(out))  # the same value, read back
+
+
+def _strings(value: object) -> list[str]:
+    """Every string in a decoded JSON value."""
+    if isinstance(value, str):
+        return [value]
+    items = value.values() if isinstance(value, dict) else value if isinstance(value, list) else []
+    return [text for item in items for text in _strings(item)]
+
+
+def test_error_messages_are_printed_escaped(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A path named by an error (a planted name the user tab-completed) is escaped too.
+    name = tmp_path / f"evil{OSC52}"
+    os.mkfifo(name)  # neither a file nor a directory: the command's own error names it
+    code, out = _mcc(capsys, "stats", str(name))
+    assert code == 1
+    assert "\x1b" not in out and "\x07" not in out, repr(out)
+    assert f"evil{safe_text(OSC52)}" in out

@@ -333,6 +333,21 @@ def test_an_export_where_it_cannot_write_names_out_in_one_line(
     assert err.startswith(f"mcc: error: cannot write {out}: ") and err.count("\n") == 1, err
 
 
+@pytest.mark.parametrize("pid", ["\u00b2", "9" * 200, "99999999999999999999", "0"])
+def test_names_that_look_like_a_stale_temporary_file_are_left_alone(
+    demo_calls: Path, tmp_path: Path, pid: str
+) -> None:
+    # The cleanup of a dead run's temporary file read the pid after the tag with `isdigit`
+    # and `int`: a name with a superscript or too many digits (planted, or a typo) made
+    # every later export to that target fail with ValueError or OverflowError.
+    out = tmp_path / "calls.parquet"
+    planted = tmp_path / f".{out.name}.mcc-tmp-{pid}"
+    planted.write_bytes(b"not ours")
+    assert mcc("export", str(demo_calls), "--out", str(out)) == 0
+    assert pq.read_table(out).num_rows > 0
+    assert planted.read_bytes() == b"not ours"
+
+
 def _read_export(out: Path, dataset: bool) -> pa.Table:
     return open_export_dataset(out).to_table() if dataset else pq.read_table(out)
 

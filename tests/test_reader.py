@@ -92,6 +92,30 @@ def test_a_newer_format_is_never_counted_as_damage(strict: bool) -> None:
     assert lines.damaged == 0
 
 
+@pytest.mark.parametrize(
+    ("major", "shown"),
+    [
+        ("\u00b2", "'model-call-capture/\u00b2'"),  # `isdigit`, and no int
+        ("\u0663", "'model-call-capture/\u0663'"),  # an Arabic-Indic 3: not our format
+        ("9" * 5000, "'model-call-capture/" + "9" * 40 + "...<5021 chars>"),  # int() refuses
+    ],
+)
+@pytest.mark.parametrize("strict", [True, False])
+def test_a_format_of_odd_digits_is_an_unknown_format_not_a_crash(
+    strict: bool, major: str, shown: str
+) -> None:
+    # These used to raise a bare ValueError out of the reader: one line failed
+    # `mcc stats`, `show` and `validate` for the whole directory, and the collector's run.
+    raw = [(0, b'{"format": "model-call-capture/' + major.encode() + b'"}')]
+    lines = CaptureLines(raw, _PATH, strict=strict)
+    with pytest.raises(UnsupportedFormatError) as info:
+        list(lines)
+    assert str(info.value) == (
+        f"capture line in {_PATH}, line 0 has unknown format {shown}; "
+        "expected 'model-call-capture/1'"
+    )
+
+
 # -- scale: linear cutting, the line cap, records that hold their own line only ------------
 
 _CAP_LINES = st.lists(

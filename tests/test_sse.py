@@ -117,6 +117,47 @@ def test_retry_that_is_not_all_digits_is_ignored() -> None:
     ]
 
 
+def test_retry_of_thousands_of_digits_is_ignored_not_raised() -> None:
+    # Python refuses to parse an int of more than 4,300 digits (ValueError); the decoder
+    # used to raise it out of `feed`, and the capture of the whole stream was lost.
+    long = b"9" * 5000
+    assert decode_all(
+        b"retry: " + long + b"\ndata: x\n\nretry: 1" + b"0" * 18 + b"\ndata: y\n\n"
+    ) == [
+        SseEvent(b"x"),
+        SseEvent(b"y"),
+    ]
+    assert decode_all(b"retry: 999999999999999999\ndata: z\n\n") == [
+        SseEvent(b"z", retry=999_999_999_999_999_999)
+    ]
+
+
+def test_an_event_of_many_data_lines_is_held_in_about_its_size() -> None:
+    # An event that never ends, of short `data:` lines: each line used to be held as its
+    # own bytes object in a list (about 43 bytes for `data:xy`), so 64 MB of such lines
+    # took 449 MB of the server's memory, past what the capture budget counts.
+    lines = 1_000_000
+    chunk = b"data:xy\n" * 8192
+    decoder = SseDecoder()
+
+    def feed() -> None:
+        for _ in range(lines // 8192):
+            assert decoder.feed(chunk) == []
+
+    _, peak = traced_peak(feed)
+    assert peak < 4 * lines  # 3 bytes a line once joined, and the bytearray's slack
+    (event,) = decoder.finish()
+    assert event.data == b"\n".join([b"xy"] * (lines // 8192 * 8192))
+
+
+def test_further_data_lines_are_joined_with_lf_however_they_come() -> None:
+    assert decode_all(b"data: a\ndata:\ndata: b\n", b"data: c\n\ndata: d\n\n") == [
+        SseEvent(b"a\n\nb\nc"),
+        SseEvent(b"d"),
+    ]
+    assert decode_all(b"data\ndata\n\n") == [SseEvent(b"\n")]
+
+
 def test_unknown_fields_are_ignored() -> None:
     assert decode_all(b"foo: bar\nDATA: shout\ndata: x\n\n") == [SseEvent(b"x")]
 

@@ -22,6 +22,7 @@ from model_call_capture import (
     install_model_call_capture,
     read_model_call_records,
 )
+from model_call_capture import trajectories as trajectories_module
 from model_call_capture.demo.model_server import create_app
 from model_call_capture.store import CaptureStore
 from servers import serve
@@ -365,3 +366,103 @@ def test_log_probs_of_another_length_than_the_ids_are_not_placed() -> None:
     (only,) = build_token_trajectories([rec("H", [1], [2, 3], [-0.5], start=0.0, end=1.0)])
     assert only.log_probs == [None, None, None]
     assert len(only.token_ids) == len(only.loss_mask) == 3
+
+
+# --- cost: many chains in one rollout ---------------------------------------------------
+
+
+class CountedTime(float):
+    """A timestamp that counts how often a later one is compared with it."""
+
+    compared = 0
+
+    def __gt__(self, other: object) -> bool:
+        CountedTime.compared += 1
+        return float(self) > other  # type: ignore[operator]
+
+
+class CountedId(int):
+    """A token id that counts how often it is compared."""
+
+    compared = 0
+
+    def __eq__(self, other: object) -> bool:
+        CountedId.compared += 1
+        return int(self) == other
+
+    def __ne__(self, other: object) -> bool:
+        CountedId.compared += 1
+        return int(self) != other
+
+    __hash__ = int.__hash__
+
+
+def test_many_concurrent_calls_are_not_each_checked_against_every_chain() -> None:
+    # 1,000 parallel calls of one rollout (sub-agents): each starts its own chain. Every
+    # call used to be checked against every chain: N * N / 2 comparisons of when a chain
+    # completed with when the call started (10,000 calls took 9.6 s, 40,000 minutes).
+    n = 1000
+    CountedTime.compared = 0
+    calls = [
+        rec(f"c{i}", [1, 2, 3], [4], start=CountedTime(0.0), end=CountedTime(1.0), index=i)
+        for i in range(n)
+    ]
+    trajectories = build_token_trajectories(calls)
+    assert [t.model_call_ids for t in trajectories] == [[f"c{i}"] for i in range(n)]
+    assert trajectories[-1].break_reasons[0] == "concurrent: c999 started before c998 completed"
+    assert trajectories[-1].break_reasons[-1] == "more: 995 earlier chains not continued either"
+    assert CountedTime.compared <= 80 * n
+
+
+def test_many_chains_that_look_alike_at_both_ends_are_not_each_compared() -> None:
+    # Prompts of one length that share their first and last token pass the cheap check
+    # at both ends; each call then compared its prompt with every earlier chain.
+    n, length = 1000, 50
+    CountedId.compared = 0
+    calls = []
+    for i in range(n):
+        prompt: list[int] = [CountedId(7), *[CountedId(8 + i) for _ in range(length)], CountedId(7)]
+        calls.append(rec(f"c{i}", prompt, [], start=2.0 * i, end=2.0 * i + 1, index=i))
+    follow = [*calls[500].prompt_token_ids, CountedId(9)]  # type: ignore[misc]
+    calls.append(rec("next", follow, [1], start=2.0 * n, end=2.0 * n + 1, index=n))
+    trajectories = build_token_trajectories(calls)
+    assert len(trajectories) == n
+    assert trajectories[500].model_call_ids == ["c500", "next"]
+    assert CountedId.compared <= 100 * n
+
+
+_calls = st.lists(
+    st.tuples(
+        st.integers(0, 6),  # which earlier sequence the prompt starts from (past the end: none)
+        st.lists(st.integers(0, 3), max_size=3),  # ids added to it
+        st.lists(st.integers(0, 3), max_size=2),  # generated ids
+        st.sampled_from([0.0, 0.5, 1.0, 2.0]),  # time since the previous call started
+        st.sampled_from([0.25, 1.0, 3.0]),  # duration
+    ),
+    min_size=1,
+    max_size=30,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(calls=_calls)
+def test_filed_chains_are_found_as_if_each_was_checked(
+    calls: list[tuple[int, list[int], list[int], float, float]],
+) -> None:
+    # Past `_INDEX_FROM` chains a call looks chains up by digest; from the first chain
+    # on, that must give what checking each chain against each call gives.
+    records, sequences, start = [], [[]], 0.0  # type: ignore[var-annotated]
+    for i, (source, added, generated, after, duration) in enumerate(calls):
+        start += after
+        base = sequences[source] if source < len(sequences) else [9]
+        prompt = [*base, *added]
+        records.append(rec(f"c{i}", prompt, generated, start=start, end=start + duration, index=i))
+        sequences.append(prompt + generated)
+    plain = build_token_trajectories(records)
+    index_from = trajectories_module._INDEX_FROM
+    trajectories_module._INDEX_FROM = 0
+    try:
+        filed = build_token_trajectories(records)
+    finally:
+        trajectories_module._INDEX_FROM = index_from
+    assert filed == plain

@@ -83,17 +83,24 @@ def check_format(value: Any, *, path: Path | None = None, line_index: int | None
     if path is not None:
         where = f" in {path}" + (f", line {line_index}" if line_index is not None else "")
     name, _, major = str(value).partition("/")
-    if name == _FORMAT_NAME and major.isdigit() and int(major) == _SUPPORTED_MAJOR:
+    # ASCII digits only (`isdigit` also takes superscripts, which `int` refuses, and other
+    # scripts' digits), and few of them (`int` refuses more than 4,300): any other major
+    # is an unknown format, never a ValueError out of the reader.
+    number = int(major) if major.isascii() and major.isdigit() and len(major) <= 18 else None
+    if name == _FORMAT_NAME and number == _SUPPORTED_MAJOR:
         return
-    if name == _FORMAT_NAME and major.isdigit() and int(major) > _SUPPORTED_MAJOR:
+    if name == _FORMAT_NAME and number is not None and number > _SUPPORTED_MAJOR:
         raise UnsupportedFormatError(
             f"capture line{where} has format {value!r}, newer than this reader "
             f"({CAPTURE_LINE_FORMAT}); upgrade model-call-capture to read it",
             path=path,
             line_index=line_index,
         )
+    shown = repr(value)
+    if len(shown) > 80:
+        shown = shown[:60] + f"...<{len(shown)} chars>"
     raise UnsupportedFormatError(
-        f"capture line{where} has unknown format {value!r}; expected {CAPTURE_LINE_FORMAT!r}",
+        f"capture line{where} has unknown format {shown}; expected {CAPTURE_LINE_FORMAT!r}",
         path=path,
         line_index=line_index,
     )

@@ -39,6 +39,9 @@ class SseEvent(msgspec.Struct, frozen=True, gc=False):
     """The `retry:` reconnection time in ms carried by this event, if any."""
 
 
+_MAX_RETRY_DIGITS = 18
+"""The longest `retry:` value read (any 18 digits fit in 64 bits)."""
+
 _one_event = re.compile(rb"(?:event: ?(.*)\n)?data: ?(.*)\n\n").fullmatch
 """One whole event in the shape model servers send, for a chunk without CR.
 
@@ -67,6 +70,7 @@ class SseDecoder:
 
     __slots__ = (
         "_data",
+        "_rest",
         "_event",
         "_idle",
         "_last_id",
@@ -85,6 +89,10 @@ class SseDecoder:
         self._skip_lf = False
         self._started = False
         self._data: list[bytes] = []
+        """The event's first `data` line (at most one entry)."""
+        self._rest = bytearray()
+        """Its further `data` lines, each after an LF, in one buffer: a list of short lines
+        took about 40 bytes a line (64 MB of `data:xy` lines: 449 MB)."""
         self._event = ""
         self._retry: int | None = None
         self._last_id: str | None = None
@@ -168,7 +176,10 @@ class SseDecoder:
                 self._dispatch(events)
             elif line.startswith(b"data: "):
                 self.content_seen = True
-                self._data.append(line[6:])
+                if self._data:
+                    self._more(line, 6)
+                else:
+                    self._data.append(line[6:])
             elif line[0] == 0x3A:  # ":" starts a comment
                 self.comments += 1
             else:
@@ -199,13 +210,19 @@ class SseDecoder:
             return
         self.content_seen = True
         if line.startswith(b"data: "):  # nearly every line: one slice, not partition's copies
-            self._data.append(line[6:])
+            if self._data:
+                self._more(line, 6)
+            else:
+                self._data.append(line[6:])
             return
         name, colon, value = line.partition(b":")
         if colon and value[:1] == b" ":
             value = value[1:]
         if name == b"data":
-            self._data.append(value)
+            if self._data:
+                self._more(value, 0)
+            else:
+                self._data.append(value)
         elif name == b"event":
             known = self._names.get(value)
             self._event = known if known is not None else value.decode("utf-8", "replace")
@@ -213,15 +230,26 @@ class SseDecoder:
             if b"\0" not in value:
                 self._last_id = value.decode("utf-8", "replace")
         elif name == b"retry":
-            if value.isdigit():
+            # A value of more digits is no reconnection time, and past 4,300 digits
+            # `int()` raises: it is ignored like any value that is not all digits.
+            if value.isdigit() and len(value) <= _MAX_RETRY_DIGITS:
                 self._retry = int(value)
+
+    def _more(self, line: bytes, start: int) -> None:
+        """A further `data` line of the event (its value from `start`), after an LF."""
+        rest = self._rest
+        rest += b"\n"
+        rest += memoryview(line)[start:]
 
     def _dispatch(self, events: list[SseEvent]) -> None:
         if not self._data:
             self._event = ""
             self._retry = None
             return
-        data = self._data[0] if len(self._data) == 1 else b"\n".join(self._data)
+        data = self._data[0]
+        if self._rest:
+            data += self._rest
+            self._rest = bytearray()
         events.append(SseEvent(data, self._event, self._last_id, self._retry))
         self._data = []
         self._event = ""

@@ -11,6 +11,7 @@ from typing import Any
 import brotli
 import pytest
 
+from memory_tools import traced_peak
 from model_call_capture.middleware._decoding import (
     BrotliDecoder,
     ContentDecoder,
@@ -108,6 +109,8 @@ def test_deflate_falls_back_to_raw_deflate_only_at_the_start() -> None:
         ([b"gzip", b"br"], [BrotliDecoder, GzipDecoder]),  # applied last, undone first
         ([b"gzip", b"zstd"], None),
         ([b"compress"], None),
+        ([b"gzip", b"identity"] * 4, [GzipDecoder] * 4),
+        ([b"gzip"] * 5, None),  # more codings than any server applies: not decoded
     ],
 )
 def test_decoders_for_a_content_encoding(
@@ -278,3 +281,54 @@ def test_an_encoded_request_bomb_is_cut_at_the_cap(coding: str, tmp_path: Path) 
     line = only_line(tmp_path, rollout)
     assert line["capture_cut"] is True and line["request"] is None
     assert line["request_raw"] == '{"pad":"' + "a" * (cap - 8)
+
+
+def _nested(data: bytes, layers: int) -> bytes:
+    for _ in range(layers):
+        data = gzip.compress(data, compresslevel=1, mtime=0)
+    return data
+
+
+LAYERS = 3000
+TOO_MANY = (
+    "content-encoding gzip, gzip, gzip, gzip, ... (3000 codings, more than the 4 the "
+    "capture decodes) is not supported"
+)
+
+
+def test_a_request_of_thousands_of_content_codings_is_not_decoded(tmp_path: Path) -> None:
+    # Each coding is one decoder with its own window (about 40 KB for gzip, more for br):
+    # a 94 KB request of 3,000 nested gzip layers (an 18 KB header) took 69 MB of the
+    # server's memory, outside the capture memory budget, for as long as the call lasted.
+    body = _nested(json.dumps(chat_body()).encode(), LAYERS)
+    app = EchoApp()
+    rollout = new_rollout()
+    headers = [(b"content-encoding", b", ".join([b"gzip"] * LAYERS))]
+    reply, peak = traced_peak(
+        lambda: post(capturing(tmp_path, app=app), rollout, body, headers=headers)
+    )
+    assert reply.status == 200 and bytes(app.received) == body
+    line = only_line(tmp_path, rollout)
+    assert (line["request"], line["response"]) == (None, {"id": "c1"})
+    assert line["gaps"] == [{"code": "request_undecodable", "detail": TOO_MANY}]
+    assert peak < 16 << 20
+
+
+def test_a_response_of_thousands_of_content_codings_is_not_decoded(tmp_path: Path) -> None:
+    payload = _nested(b'{"id":"c1"}', LAYERS)
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        while (await receive()).get("more_body"):
+            pass
+        headers = [(b"content-type", b"application/json")]
+        headers += [(b"content-encoding", b"gzip")] * LAYERS
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        await send({"type": "http.response.body", "body": payload})
+
+    rollout = new_rollout()
+    reply, peak = traced_peak(lambda: post(capturing(tmp_path, app=app), rollout, chat_body()))
+    assert reply.body == payload
+    line = only_line(tmp_path, rollout)
+    assert (line["error_category"], line["response"]) == ("capture_parse_error", None)
+    assert line["gaps"] == [{"code": "response_undecodable", "detail": TOO_MANY}]
+    assert peak < 16 << 20

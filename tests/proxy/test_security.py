@@ -23,6 +23,7 @@ from servers import serve
 
 from .conftest import (
     RecordingUpstream,
+    Served,
     closed_port,
     get,
     listening_socket,
@@ -101,6 +102,42 @@ def test_the_upstream_query_and_userinfo_go_upstream_and_win(tmp_path: Path) -> 
     assert got["query"] == f"key={KEY}&a=1&b=%20"
     basic = base64.b64encode(f"{USER}:{PASSWORD}".encode()).decode()
     assert got["headers"]["authorization"] == f"Basic {basic}"
+
+
+def _access_line(served: Served, needle: str) -> str:
+    """The first line of the server's stdout (uvicorn's access log) holding `needle`."""
+    found: list[str] = []
+
+    def read() -> None:
+        assert served.proc.stdout is not None
+        for line in served.proc.stdout:  # each log record is flushed as it is written
+            if needle in line:
+                found.append(line)
+                return
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    reader.join(timeout=10)
+    assert found, f"no line with {needle!r} on stdout"
+    return found[0]
+
+
+def test_a_client_key_in_the_query_string_reaches_no_log_line(tmp_path: Path) -> None:
+    # Gemini- and Azure-style clients put their key in the query (`?key=...`); uvicorn's
+    # access log (on at `--log-level info`, on stdout) used to print every target whole.
+    upstream = RecordingUpstream()
+    target = "/ng-rollout/q-1/v1/chat/completions?key=CLIENTKEY1&api-version=2&CLIENTKEY2"
+    with serve(upstream) as up:
+        with mcc_serve(f"http://127.0.0.1:{up.port}/v1", tmp_path, "--log-level", "info") as served:
+            reply = httpx.post(f"{served.url}{target}", content=CHAT)
+            access = _access_line(served, '"POST /ng-rollout/q-1/')
+            wait_for_lines(served.capture_dir, "q-1")
+    assert reply.status_code == 200
+    assert reply.json()["query"] == "key=CLIENTKEY1&api-version=2&CLIENTKEY2"  # sent whole
+    hidden = "/ng-rollout/q-1/v1/chat/completions?key=***&api-version=***&***"
+    assert f'"POST {hidden} HTTP/1.1" 200' in access
+    for text in (access, served.stderr()):  # (the capture holds what the upstream echoed)
+        assert "CLIENTKEY" not in text
 
 
 # -- 9. the request body streams, within a bound -----------------------------------------
@@ -353,3 +390,26 @@ def test_a_reply_with_transfer_encoding_and_a_stale_content_length_reaches_the_c
     assert (
         line.response is not None and line.response["choices"][0]["message"]["content"] == "hello"
     )
+
+
+def test_an_empty_reply_is_recorded_as_it_ended_when_the_client_leaves_at_once(
+    tmp_path: Path,
+) -> None:
+    # With `content-length: 0` the client has the whole reply with its head and may close
+    # the connection at once; the line was written only at the (empty) body message after
+    # it, and the proxy, seeing the client gone first, recorded the call as `cancelled`
+    # (4 of 8 calls here). The start of such a reply now waits for the line.
+    reply = b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+    calls = 12
+    with _raw_upstream(reply) as port, mcc_serve(f"http://127.0.0.1:{port}", tmp_path) as served:
+        for i in range(calls):
+            with socket.create_connection(("127.0.0.1", served.port)) as client:
+                client.sendall(_post(f"/ng-rollout/empty-{i}/v1/chat/completions".encode(), CHAT))
+                head = b""
+                while b"\r\n\r\n" not in head:
+                    head += client.recv(65536)
+            assert head.startswith(b"HTTP/1.1 404 ")  # and the client leaves
+        lines = [wait_for_lines(served.capture_dir, f"empty-{i}")[0] for i in range(calls)]
+    assert [(line.status_code, line.error_category) for line in lines] == [
+        (404, "not_found")
+    ] * calls

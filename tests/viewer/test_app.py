@@ -46,6 +46,10 @@ def test_the_table_api(client: TestClient) -> None:
     # Unknown sort keys and odd numbers fall back to the defaults.
     odd = client.get("/api/rollouts", params={"sort": "__class__", "page": "-3", "page_size": "x"})
     assert odd.status_code == 200 and odd.json()["page"] == 1
+    # Digits that `str.isdigit` accepts and `int` does not (superscripts) used to be a 500.
+    for page in ("\u00b2", "1\u2075", "\u2460"):
+        odd = client.get("/api/rollouts", params={"page": page, "page_size": page})
+        assert odd.status_code == 200 and odd.json()["page"] == 1, page
 
 
 def test_the_rollout_api(client: TestClient) -> None:

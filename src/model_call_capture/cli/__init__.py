@@ -68,6 +68,14 @@ def _usage_line(error: click.UsageError) -> str:
     return f"{where}: {error.format_message()} (see '{where} --help')"
 
 
+def _error_line(text: str) -> None:
+    """One error line on stderr: a message may quote a file name or a captured value, so
+    it is printed escaped (`safe_text`), like everything else `mcc` prints from a capture."""
+    from ._common import safe_text
+
+    click.echo(safe_text(text), err=True)
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point of `mcc`: run the command, turning every error into one line and an exit code."""
     try:
@@ -77,10 +85,10 @@ def main(argv: list[str] | None = None) -> None:
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
     except click.UsageError as exc:
-        click.echo(_usage_line(exc), err=True)
+        _error_line(_usage_line(exc))
         sys.exit(exc.exit_code)
     except click.ClickException as exc:
-        click.echo(f"mcc: error: {exc.format_message()}", err=True)
+        _error_line(f"mcc: error: {exc.format_message()}")
         sys.exit(exc.exit_code)
     except click.Abort:
         click.echo("mcc: aborted", err=True)
@@ -92,15 +100,14 @@ def main(argv: list[str] | None = None) -> None:
         if os.environ.get("MCC_DEBUG"):
             raise
         where = f"{exc.filename}: " if exc.filename else ""
-        click.echo(f"mcc: error: {where}{exc.strerror or exc}", err=True)
+        _error_line(f"mcc: error: {where}{exc.strerror or exc}")
         sys.exit(1)
     except Exception as exc:  # anything unexpected still ends as one clear line
         if os.environ.get("MCC_DEBUG"):
             raise
         message = " ".join(str(exc).split()) or "(no message)"
-        click.echo(
-            f"mcc: error: {type(exc).__name__}: {message} (MCC_DEBUG=1 shows the traceback)",
-            err=True,
+        _error_line(
+            f"mcc: error: {type(exc).__name__}: {message} (MCC_DEBUG=1 shows the traceback)"
         )
         sys.exit(1)
     sys.exit(code if isinstance(code, int) else 0)

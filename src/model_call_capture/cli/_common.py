@@ -34,6 +34,7 @@ __all__ = [
     "max_line_bytes_option",
     "percentile",
     "read_rollouts",
+    "safe_json",
     "safe_text",
     "stderr",
     "stdout",
@@ -58,6 +59,19 @@ def safe_text(text: str, *, multiline: bool = False) -> str:
     a name or a table cell, where a newline could forge a line of output.
     """
     return (_UNSAFE_TEXT if multiline else _UNSAFE_LINE).sub(_escaped, text)
+
+
+_UNSAFE_IN_JSON = re.compile("[\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+"""What JSON writes as it is and a terminal may obey (C0 controls are escaped already)."""
+
+
+def safe_json(encoded: bytes) -> str:
+    """JSON text with DEL, C1 controls and direction overrides written as `\\u` escapes.
+
+    They can only be inside strings, where the escape is the same character: the text
+    reads back to the same value, and printed on a terminal it drives nothing.
+    """
+    return _UNSAFE_IN_JSON.sub(lambda m: f"\\u{ord(m.group()):04x}", encoded.decode())
 
 
 def literal(text: str, *, multiline: bool = False) -> Text:

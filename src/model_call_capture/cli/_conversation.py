@@ -12,7 +12,7 @@ from rich.panel import Panel
 from rich.text import Text
 
 from ..viewer import CallView, Conversation, PartView, TurnView
-from ._common import fmt_int, fmt_ms, literal
+from ._common import fmt_int, fmt_ms, literal, safe_text
 
 __all__ = ["conversation_renderables"]
 
@@ -46,12 +46,12 @@ def _part(part: PartView) -> list[RenderableType]:
     elif part.kind == "tool_call":
         head = Text("tool call ", style="bold blue")
         head.append_text(literal(part.name or "?"))
-        head.append_text(Text(f"  {part.call_id or ''}", style="dim"))
+        head.append_text(Text(safe_text(f"  {part.call_id or ''}"), style="dim"))
         out += [head, literal(part.arguments or "", multiline=True)]
     elif part.kind == "tool_result":
         head = Text("tool error " if part.error else "tool result ", style="bold green")
         head.append_text(literal(part.answers or ""))
-        head.append_text(Text(f"  {part.call_id or ''}", style="dim"))
+        head.append_text(Text(safe_text(f"  {part.call_id or ''}"), style="dim"))
         out += [head, literal(part.text, multiline=True)]
     elif part.kind == "attachment":
         text = f"[{part.name or 'attachment'}{': ' + part.text if part.text else ''}]"

@@ -25,6 +25,7 @@ from ._common import (
     max_line_bytes_option,
     percentile,
     read_rollouts,
+    safe_json,
     safe_text,
     stderr,
     stdout,
@@ -161,7 +162,7 @@ def stats(directory: str, as_json: bool, jobs: int | None, max_line_bytes: int) 
             f"unreadable capture file: {safe_text(str(error))}", markup=False, soft_wrap=True
         )
     if as_json:
-        click.echo(_codec.encode(rows).decode())
+        click.echo(safe_json(_codec.encode(rows)))
         return
     console = stdout()
     console.print(stats_table(rows, title=f"{summary.calls} calls in {len(ids)} rollouts"))
@@ -258,7 +259,7 @@ def show(directory: str, rollout_id: str, payloads: bool, as_json: bool) -> None
         row: dict[str, Any] = merge_model_call_capture_into_record(
             {"_ng_rollout_id": rollout_id}, [str(root)], include_payloads=payloads
         )
-        click.echo(_codec.encode(row["ng_model_call_capture"]).decode())
+        click.echo(safe_json(_codec.encode(row["ng_model_call_capture"])))
         return
     conversation = build_conversation(
         rollout_id, Entries(store, rollout_id), incomplete=store.is_incomplete(rollout_id)

@@ -1,16 +1,15 @@
 """One captured call: the tee of its body and the hold of its end until its line is durable.
 
 The client gets every message the app sends, unchanged and in order, as it comes (same
-bytes, no buffering); the capture reads along. The request body is teed from `receive`,
-the response from `send`; a stream is reassembled incrementally (`StreamReassembler`)
-while it passes.
+bytes, no buffering); the capture reads along. The request body is teed from `receive`, the
+response from `send`; a stream is reassembled incrementally (`StreamReassembler`) as it passes.
 
 When the line is written (the durability promise). A client that saw the end of a
 response can rely on its line being on disk, so the end waits for the write:
 
 - a JSON reply: the final body message (`more_body` false, or the message that completes
-  a `content-length` body) is forwarded only after the line is durable; every earlier
-  message goes out at once;
+  a `content-length` body; the start itself for `content-length: 0`) is forwarded only
+  after the line is durable; every earlier message goes out at once;
 - a stream: every chunk goes out as it arrives (until the first token each is reassembled
   just after; then the chunks that cannot complete the terminal event, `_ends`, are
   reassembled in batches) until the chunk that completes the dialect's terminal event. That
@@ -66,6 +65,7 @@ from ._context import CaptureContext
 from ._decoding import (
     ContentDecoder,
     DecodeError,
+    coding_names,
     content_encodings,
     decode_chain,
     decoders_for,
@@ -302,6 +302,8 @@ class CapturedCall:
             if self.location_prefix is not None:
                 message = self.location_prefix.start_message(message)
             self._on_start(message)
+            if self.content_length == 0:  # the client has the whole response with its start
+                await self._finalize(send)
             await send(message)
             return
         if kind != "http.response.body":
@@ -333,8 +335,7 @@ class CapturedCall:
         try:
             self.started = True
             self.status = int(message["status"])
-            content_type = b""
-            headers = message.get("headers") or ()
+            content_type, headers = b"", message.get("headers") or ()
             for name, value in headers:
                 lname = bytes(name).lower()
                 if lname == b"content-type":
@@ -344,8 +345,7 @@ class CapturedCall:
             encodings = content_encodings(headers)
             self.decoders = decoders_for(encodings)
             if self.decoders is None:  # an encoding we cannot decode: forward, capture no body
-                name = b", ".join(encodings).decode("latin-1")
-                self._undecodable(f"content-encoding {name} is not supported")
+                self._undecodable(f"content-encoding {coding_names(encodings)} is not supported")
             if content_type.split(b";", 1)[0].strip().lower() == b"text/event-stream":
                 self.sse = True
                 self.reassembler = StreamReassembler(self.dialect)

@@ -26,6 +26,7 @@ from ._budget import BODY_WEIGHT, MemoryBudget, Share, budget_gap
 from ._decoding import (
     ContentDecoder,
     DecodeError,
+    coding_names,
     content_encodings,
     decode_chain,
     decoders_for,
@@ -113,7 +114,7 @@ class RequestTee:
         self.expected = _declares_body(headers)
         """True when the request says it has a body (`Content-Length` over 0, or chunked)."""
         encodings = content_encodings(headers)
-        self.encoding = b", ".join(encodings).decode("latin-1")
+        self.encoding = coding_names(encodings)
         self.decoders: list[ContentDecoder] | None = decoders_for(encodings)
         if self.decoders is None:
             self._undecodable("is not supported")

@@ -16,7 +16,8 @@ The modules, one concern each:
 - `_headers`: the headers that cross, and how a message's length is framed;
 - `_body`: the request body, streamed and bounded (size, idle time);
 - `_reply`: the error replies the proxy makes itself;
-- `_server`: the uvicorn side: a deadline on request heads and the connection cap.
+- `_server`: the uvicorn side: a deadline on request heads, the connection cap, query
+  values hidden in the access log.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from ._headers import HOP_BY_HOP_HEADERS
 from ._server import (
     DEFAULT_HEAD_TIMEOUT_S,
     DEFAULT_MAX_CONNECTIONS,
+    HiddenQueryValues,
     head_deadline_protocol,
     server_options,
 )
@@ -45,6 +47,7 @@ __all__ = [
     "DEFAULT_MAX_REQUEST_BYTES",
     "DEFAULT_TIMEOUT_S",
     "HOP_BY_HOP_HEADERS",
+    "HiddenQueryValues",
     "ProxyApp",
     "TargetGuard",
     "Upstream",

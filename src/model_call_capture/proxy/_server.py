@@ -18,19 +18,28 @@ must be complete within `head_timeout_s`; otherwise the connection is closed (wi
 when part of a head had arrived). The same deadline bounds how long the server keeps
 reading a body the app did not want after it answered. A stalled *body* is the app's to
 time out (`ProxyApp(body_timeout_s=...)`).
+
+uvicorn's access log (on at `--log-level info`) prints each request target whole, and
+clients of Gemini- or Azure-style APIs send their key in the query (`?key=...`): the
+configuration `server_options` gives logs the target with every query value hidden
+(`HiddenQueryValues`), so no key a client sends reaches a log line.
 """
 
 from __future__ import annotations
 
 import asyncio
+import copy
+import logging
 from typing import Any
 
 import h11
+from uvicorn.config import LOGGING_CONFIG
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 __all__ = [
     "DEFAULT_HEAD_TIMEOUT_S",
     "DEFAULT_MAX_CONNECTIONS",
+    "HiddenQueryValues",
     "head_deadline_protocol",
     "server_options",
 ]
@@ -90,9 +99,39 @@ def head_deadline_protocol(head_timeout_s: float) -> type[asyncio.Protocol]:
     return HeadDeadlineProtocol
 
 
+class HiddenQueryValues(logging.Filter):
+    """Hides the query values of the request target in uvicorn's access log records.
+
+    `?key=K&api-version=2&K2` is logged `?key=***&api-version=***&***`: the names stay
+    (they say what was sent), a member without `=` may be a key itself.
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        args = record.args
+        # uvicorn's h11 and httptools protocols log (client, method, target, version, status).
+        if isinstance(args, tuple) and len(args) == 5 and isinstance(args[2], str):
+            path, mark, query = args[2].partition("?")
+            if mark:
+                hidden = "&".join(
+                    name + "=***" if eq else "***"
+                    for name, eq, _ in (member.partition("=") for member in query.split("&"))
+                )
+                record.args = (*args[:2], f"{path}?{hidden}", *args[3:])
+        return True
+
+
+def _log_config() -> dict[str, Any]:
+    config = copy.deepcopy(LOGGING_CONFIG)
+    config.setdefault("filters", {})["hidden_query_values"] = {"()": HiddenQueryValues}
+    config["handlers"]["access"]["filters"] = ["hidden_query_values"]
+    return config
+
+
 def server_options(*, head_timeout_s: float, max_connections: int | None) -> dict[str, Any]:
-    """Keyword arguments for `uvicorn.Config` that bound what each client may hold."""
+    """Keyword arguments for `uvicorn.Config` that bound what each client may hold (and
+    keep the query values clients send out of the access log)."""
     return {
+        "log_config": _log_config(),
         "http": head_deadline_protocol(head_timeout_s),
         # uvicorn counts the connection asking among the open ones: one more serves N.
         "limit_concurrency": None if max_connections is None else max_connections + 1,

@@ -105,7 +105,8 @@ def _query(request: Request) -> Query:
 
     def number(name: str, default: int) -> int:
         value = params.get(name, "")
-        return int(value) if value.isdigit() and len(value) < 9 else default
+        # ASCII only: `isdigit` also takes digits `int` refuses (superscripts, circled).
+        return int(value) if value.isascii() and value.isdigit() and len(value) < 9 else default
 
     sort = params.get("sort", "rollout_id")
     return Query(

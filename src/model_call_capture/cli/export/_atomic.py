@@ -59,8 +59,13 @@ def stale_pid(name: str, prefix: str) -> int | None:
     for tag in (TMP_TAG, OLD_TAG):
         if name.startswith(prefix + tag):
             pid = name[len(prefix + tag) :]
-            if pid.isdigit() and int(pid) != os.getpid() and not _alive(int(pid)):
-                return int(pid)
+            # Only what `temp_path` writes: ASCII digits of a pid the kernel could give
+            # (`isdigit` takes superscripts `int` refuses; `os.kill` refuses huge numbers).
+            if not (pid.isascii() and pid.isdigit() and 0 < len(pid) <= 10):
+                continue
+            number = int(pid)
+            if 0 < number < 2**31 and number != os.getpid() and not _alive(number):
+                return number
     return None
 
 

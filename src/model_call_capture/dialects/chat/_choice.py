@@ -7,11 +7,12 @@ lists with an integer `index` merge entry by entry.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from .._text import TextParts
 
-__all__ = ["ChoiceState", "merge", "note"]
+__all__ = ["ChoiceState", "merge", "note", "settle"]
 
 _CONCAT = frozenset(
     {
@@ -35,8 +36,48 @@ _CHOICE_KNOWN = frozenset({"index", "delta", "finish_reason", "logprobs", "token
 _MAX_DROPPED = 32
 
 
+class _Joined(TextParts):
+    """A concatenated member inside a merged object, until `settle` makes it a string.
+
+    Rebuilding the string at each fragment (`old + value`) copies the text so far every
+    time: a stream of many fragments of one member (a vendor field under a delta, or at
+    the top of the chunk) cost time quadratic in its length, on the event loop.
+    """
+
+    __slots__ = ()
+
+
+class _Indexed(list[Any]):
+    """A merged list that finds its entries by their integer `index` (`by_index`).
+
+    Scanning the list for each fragment's index cost time quadratic in the number of
+    entries; the first entry of each index is the one merged into, as in a scan.
+    """
+
+    __slots__ = ("by_index",)
+
+    def __init__(self, entries: Iterable[Any] = ()) -> None:
+        super().__init__(entries)
+        self.by_index: dict[Any, dict[str, Any]] = {}
+        for entry in entries:
+            self.register(entry)
+
+    def register(self, entry: Any) -> None:
+        """Find `entry` by its `index` from now on, unless an earlier entry has that index."""
+        if isinstance(entry, dict):
+            index = entry.get("index")
+            try:
+                self.by_index.setdefault(index, entry)
+            except TypeError:  # an unhashable `index`: no integer equals it
+                pass
+
+
 def merge(acc: dict[str, Any], delta: dict[str, Any]) -> None:
-    """Merge one delta object into the accumulated one, by the rules in the module docstring."""
+    """Merge one delta object into the accumulated one, by the rules in the module docstring.
+
+    Concatenated members and indexed lists are kept in forms that grow in place (`_Joined`,
+    `_Indexed`); `settle` turns them into plain strings and lists before a build.
+    """
     for key, value in delta.items():
         if value is None:
             acc.setdefault(key, None)
@@ -44,41 +85,68 @@ def merge(acc: dict[str, Any], delta: dict[str, Any]) -> None:
         old = acc.get(key)
         if old is None:
             if isinstance(value, list):
-                acc[key] = []
-                merge_list(acc[key], value)
+                acc[key] = merged = _Indexed()
+                merge_list(merged, value)
             elif isinstance(value, dict):
                 acc[key] = {}
                 merge(acc[key], value)
             else:
                 acc[key] = value
         elif isinstance(value, str):
-            if isinstance(old, str) and key in _CONCAT:
-                acc[key] = old + value
+            if type(old) is _Joined:
+                old.append(value)
+            elif isinstance(old, str) and key in _CONCAT:
+                acc[key] = joined = _Joined(old)
+                joined.append(value)
             elif not old and value:
                 acc[key] = value
         elif isinstance(value, dict) and isinstance(old, dict):
             merge(old, value)
         elif isinstance(value, list) and isinstance(old, list):
+            if type(old) is not _Indexed:  # a list taken whole from a delta, or settled
+                acc[key] = old = _Indexed(old)
             merge_list(old, value)
         else:
             acc[key] = value
 
 
-def merge_list(acc: list[Any], values: list[Any]) -> None:
+def merge_list(acc: _Indexed, values: list[Any]) -> None:
     """Entries with an integer `index` merge into the entry of that index; others are appended."""
     for value in values:
         index = value.get("index") if isinstance(value, dict) else None
         if isinstance(index, int) and not isinstance(index, bool):
-            for entry in acc:
-                if isinstance(entry, dict) and entry.get("index") == index:
-                    merge(entry, value)
-                    break
-            else:
+            entry = acc.by_index.get(index)
+            if entry is None:
                 entry = {}
                 merge(entry, value)
                 acc.append(entry)
+                acc.by_index[index] = entry
+            else:
+                merge(entry, value)
         else:
             acc.append(value)
+            acc.register(value)
+
+
+def settle(tree: dict[str, Any]) -> None:
+    """Turn the `_Joined` and `_Indexed` values anywhere in a merged object into plain ones.
+
+    In place and iterative (a merged object is as deep as the deltas were), so the built
+    response and the state share their values; merging goes on from plain values.
+    """
+    stack: list[Any] = [tree]
+    while stack:
+        node = stack.pop()
+        items = node.items() if isinstance(node, dict) else enumerate(node)
+        for key, value in items:  # values are replaced, never added: iterating is safe
+            kind = type(value)
+            if kind is _Joined:
+                node[key] = value.value()
+            elif kind is _Indexed:
+                node[key] = plain = list(value)
+                stack.append(plain)
+            elif kind is dict or kind is list:
+                stack.append(value)
 
 
 class ChoiceState:
@@ -94,6 +162,8 @@ class ChoiceState:
         "role",
         "token_ids",
         "tool_calls",
+        "_ids",
+        "last_call",
     )
 
     def __init__(self, index: int) -> None:
@@ -102,6 +172,11 @@ class ChoiceState:
         self.parts: dict[str, TextParts | None] = {}
         """Text fields by name; None while the server sent only null for the field."""
         self.tool_calls: dict[int, dict[str, Any]] = {}
+        self.last_call = -1
+        """The highest index in `tool_calls` (a fragment without one continues that call)."""
+        self._ids: dict[Any, int] = {}
+        """How many calls have each `id` (kept as fragments come: a scan per fragment was
+        quadratic in the number of calls)."""
         self.message_extra: dict[str, Any] = {}
         self.logprobs: dict[str, Any] | None = None
         self.finish_reason: str | None = None
@@ -170,14 +245,20 @@ class ChoiceState:
         if not isinstance(index, int) or isinstance(index, bool):
             # No index (some compatible servers): a new id starts a new call, else continue the last.
             call_id = call.get("id")
-            known = {c.get("id") for c in self.tool_calls.values()}
-            if self.tool_calls and (not call_id or call_id in known):
-                index = max(self.tool_calls)
+            try:
+                known = call_id in self._ids
+            except TypeError:  # an unhashable id is no call's
+                known = False
+            if self.tool_calls and (not call_id or known):
+                index = self.last_call
             else:
-                index = max(self.tool_calls, default=-1) + 1
+                index = self.last_call + 1
         entry = self.tool_calls.get(index)
         if entry is None:
             entry = self.tool_calls[index] = {"_args": TextParts()}
+            self.last_call = max(self.last_call, index)
+            self._count_id(None, 1)
+        old_id = entry.get("id")
         for key, value in call.items():
             if key == "index":
                 continue
@@ -192,8 +273,24 @@ class ChoiceState:
                         merge(fn, {fkey: fvalue})
             else:
                 merge(entry, {key: value})
+        new_id = entry.get("id")
+        if new_id is not old_id:
+            self._count_id(old_id, -1)
+            self._count_id(new_id, 1)
+
+    def _count_id(self, call_id: Any, step: int) -> None:
+        try:
+            count = self._ids.get(call_id, 0) + step
+        except TypeError:  # an unhashable id: no fragment's id can be found equal to it
+            return
+        if count:
+            self._ids[call_id] = count
+        else:
+            del self._ids[call_id]
 
     def build(self) -> dict[str, Any]:
+        settle(self.message_extra)
+        settle(self.extra)
         message: dict[str, Any] = {"role": self.role or "assistant", "content": None}
         for key, parts in self.parts.items():
             message[key] = None if parts is None else parts.value()
@@ -203,6 +300,7 @@ class ChoiceState:
             calls = []
             for index in sorted(self.tool_calls):
                 entry = self.tool_calls[index]
+                settle(entry)
                 fn = entry.get("function")
                 function = dict(fn) if isinstance(fn, dict) else {}
                 function["arguments"] = entry["_args"].value()

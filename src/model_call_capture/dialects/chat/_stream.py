@@ -38,7 +38,7 @@ from ..._codec import decode_object
 from ...sse import SseEvent
 from ..base import StreamResult, Terminal, escaped_ascii
 from . import _fast
-from ._choice import ChoiceState, merge, note
+from ._choice import ChoiceState, merge, note, settle
 
 __all__ = ["END_MARKER_LEN", "StreamState", "may_end", "new_stream_state"]
 
@@ -180,6 +180,7 @@ class StreamState:
         """The `chat.completion` reassembled so far, with the terminal kind and what was dropped."""
         response: dict[str, Any] | None = None
         if self._seen:
+            settle(self._extra)
             response = {
                 "id": self._id,
                 "object": "chat.completion",

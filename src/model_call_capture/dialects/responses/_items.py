@@ -16,18 +16,20 @@ def as_index(value: Any) -> int | None:
     return value if type(value) is int and value >= 0 else None
 
 
-def _place(existing: Any, index: int, value: Any) -> list[Any]:
-    """`existing` (a list, else empty) with `value` at position `index`.
+def _placed(existing: Any, values: dict[int, Any]) -> list[Any]:
+    """A copy of `existing` (a list, else empty) with each of `values` at its position.
 
     Positions come from the stream and may be absurd (`content_index: 10**9`), so a
     position past the end appends instead of padding: memory stays proportional to what
-    arrived, and the order of the parts is kept.
+    arrived, and the order of the parts is kept. One copy for all of them: a copy per
+    position made a stream of many parts cost time quadratic in their number.
     """
     items = list(existing) if isinstance(existing, list) else []
-    if index < len(items):
-        items[index] = value
-    else:
-        items.append(value)
+    for index in sorted(values):
+        if index < len(items):
+            items[index] = values[index]
+        else:
+            items.append(values[index])
     return items
 
 
@@ -70,10 +72,7 @@ class ItemState:
         if commands:
             action = out.get("action")
             action = dict(action) if isinstance(action, dict) else {}
-            listed = action.get("commands")
-            for index in sorted(commands):
-                listed = _place(listed, index, commands[index])
-            action["commands"] = listed
+            action["commands"] = _placed(action.get("commands"), commands)
             out["action"] = action
         for content_index, logprobs in self.logprobs.items():
             part = parts.setdefault(("content", content_index), {"type": "output_text", "text": ""})
@@ -88,12 +87,8 @@ class ItemState:
                 annotations.append(annotation)
             part["annotations"] = annotations
         for container in ("content", "summary"):
-            indexes = sorted(index for kind, index in parts if kind == container)
-            if not indexes:
-                continue
-            merged = out.get(container)
-            for index in indexes:
-                merged = _place(merged, index, parts[(container, index)])
-            assert isinstance(merged, list)
-            out[container] = [part for part in merged if part is not None]
+            placed = {index: part for (kind, index), part in parts.items() if kind == container}
+            if placed:
+                merged = _placed(out.get(container), placed)
+                out[container] = [part for part in merged if part is not None]
         return out
