@@ -3,8 +3,9 @@
 A fragment of a few bytes that opens a new choice, tool call, content block, output item
 or part creates an entry of hundreds of bytes, outside the server's memory budget: 16 MB
 of such fragments grew a chat state by 560 MB. Past the bound a new entry is dropped with
-a note (the line then says the response is incomplete); fragments of existing entries
-keep merging. Memory is measured with tracemalloc (`memory_tools`), never timed.
+a note, which makes the stream count as gone wrong (its raw text is then kept); fragments
+of existing entries keep merging. Memory is measured with tracemalloc (`memory_tools`),
+never timed.
 """
 
 from __future__ import annotations
