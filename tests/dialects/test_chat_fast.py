@@ -18,7 +18,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from conftest import CORPUS
-from model_call_capture.dialects.chat import _fast
+from model_call_capture.dialects.chat import _choice, _fast
 from model_call_capture.dialects.chat._stream import StreamState
 from model_call_capture.reassembly import StreamReassembler
 from model_call_capture.sse import SseEvent
@@ -40,9 +40,12 @@ def _result(body: bytes, chunks: int, monkeypatch: pytest.MonkeyPatch, misses: i
 
 
 def _both(body: bytes, monkeypatch: pytest.MonkeyPatch, chunks: int = 1) -> tuple[bytes, bytes]:
+    # `MISSES` read before the first run sets it to 0 (read after, both runs took the
+    # general path only).
+    misses = _fast.MISSES
     return (
         _result(body, chunks, monkeypatch, misses=0),
-        _result(body, chunks, monkeypatch, misses=_fast.MISSES),
+        _result(body, chunks, monkeypatch, misses=misses),
     )
 
 
@@ -204,6 +207,47 @@ def test_generated_streams_end_the_same_on_both_paths(payloads: list[dict[str, A
         # Every chunk tried on the typed path, however many it refused before.
         typed = _result(body, 1, monkeypatch, misses=1 << 30)
     assert typed == general
+
+
+@settings(max_examples=300, deadline=None)
+@given(_streams)
+@example([{"choices": [{"index": 1, "delta": {"content": "a"}}]}, _delta(content="b")])
+@example([{"choices": [{"index": 1}, {"index": 0}]}, _delta(content="b")])
+def test_generated_streams_past_the_bound_end_the_same_on_both_paths(
+    payloads: list[dict[str, Any]],
+) -> None:
+    """With a bound of one choice, the generated streams (choices 0 and 1) pass it."""
+    body = _sse(payloads)
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        monkeypatch.setattr(_choice, "MAX_ENTRIES", 1)
+        general = _result(body, 1, monkeypatch, misses=0)
+        typed = _result(body, 1, monkeypatch, misses=1 << 30)
+    assert typed == general
+
+
+def test_a_stream_past_the_bound_ends_the_same_on_both_paths(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # New choices up to one short of the bound, a chunk of a new one (the last kept) and an
+    # old one, a chunk of a new one (the first dropped) and an old one, then new choices
+    # (refused by the typed path) between text for kept choices (which it takes).
+    bound = _choice.MAX_ENTRIES
+    payloads = [{"choices": [{"index": i, "delta": {"content": "a"}}]} for i in range(bound - 1)]
+    payloads.append({"choices": [{"index": i, "delta": {"content": "b"}} for i in (bound + 5, 0)]})
+    payloads.append({"choices": [{"index": bound - 1, "delta": {"content": "c"}}, {"index": 2}]})
+    for i in range(bound, bound + 40):
+        payloads.append({"choices": [{"index": i, "delta": {"content": "d"}}]})
+        payloads.append({"choices": [{"index": i % 7, "delta": {"reasoning": "e"}}]})
+    body = _sse(payloads)
+    general, typed = _both(body, monkeypatch)
+    assert typed == general
+    general, typed = _both(body, monkeypatch, chunks=7)
+    assert typed == general
+    result = json.loads(general)
+    assert len(result[0]["choices"]) == bound
+    assert result[4] == [f"choice {bound - 1} and further new choices dropped: past {bound}"]
+    # The typed path took the kept choices' chunks past the bound, not only those before.
+    assert _taken(body) >= bound - 1 + 40
 
 
 @settings(max_examples=200, deadline=None)

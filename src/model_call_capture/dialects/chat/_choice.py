@@ -12,7 +12,7 @@ from typing import Any
 
 from .._text import TextParts
 
-__all__ = ["ChoiceState", "merge", "note", "settle"]
+__all__ = ["MAX_ENTRIES", "ChoiceState", "Room", "merge", "note", "settle"]
 
 _CONCAT = frozenset(
     {
@@ -34,6 +34,36 @@ _CHOICE_KNOWN = frozenset({"index", "delta", "finish_reason", "logprobs", "token
 """Choice fields handled by hand; any other is merged into the choice as it comes."""
 
 _MAX_DROPPED = 32
+
+MAX_ENTRIES = 4096
+"""Choices a stream may create, and tool calls all its choices together may create.
+
+Real streams have a handful of each (`n` is a few, a turn makes tens of tool calls, rarely
+hundreds), so 4,096 leaves them a margin of ten or more. A fragment of a few bytes (`{"id":
+"x"}`) creates an entry of hundreds of bytes, so a stream of tiny new entries multiplied its
+length by up to 35 outside the server's memory budget; at the bound the entries cost a few
+MB. Past it a new entry is dropped with a note; fragments of existing entries keep merging.
+"""
+
+
+class Room:
+    """What a stream may still create: one is shared by the stream and all its choices."""
+
+    __slots__ = ("choices", "tool_calls")
+
+    def __init__(self) -> None:
+        self.choices = MAX_ENTRIES
+        self.tool_calls = MAX_ENTRIES
+
+    def take_choice(self, index: int, dropped: list[str]) -> bool:
+        """True when a new choice `index` may be created; else False, noted at the first."""
+        if self.choices > 0:
+            self.choices -= 1
+            return True
+        if self.choices == 0:
+            self.choices = -1
+            note(dropped, f"choice {index} and further new choices dropped: past {MAX_ENTRIES}")
+        return False
 
 
 class _Joined(TextParts):
@@ -163,11 +193,18 @@ class ChoiceState:
         "token_ids",
         "tool_calls",
         "_ids",
+        "_lost_last",
+        "_room",
         "last_call",
     )
 
-    def __init__(self, index: int) -> None:
+    def __init__(self, index: int, room: Room | None = None) -> None:
         self.index = index
+        self._room = Room() if room is None else room
+        """The stream's: tool calls of every choice count against one bound."""
+        self._lost_last = False
+        """True once a new call without an `index` was dropped: fragments without an id
+        continue that call, not the last one kept."""
         self.role: str | None = None
         self.parts: dict[str, TextParts | None] = {}
         """Text fields by name; None while the server sent only null for the field."""
@@ -242,7 +279,9 @@ class ChoiceState:
             note(dropped, f"choice {self.index}: tool call fragment is not an object")
             return
         index = call.get("index")
+        indexless = False
         if not isinstance(index, int) or isinstance(index, bool):
+            indexless = True
             # No index (some compatible servers): a new id starts a new call, else continue the last.
             call_id = call.get("id")
             try:
@@ -250,11 +289,25 @@ class ChoiceState:
             except TypeError:  # an unhashable id is no call's
                 known = False
             if self.tool_calls and (not call_id or known):
+                if self._lost_last and not call_id:
+                    return
                 index = self.last_call
             else:
                 index = self.last_call + 1
         entry = self.tool_calls.get(index)
         if entry is None:
+            room = self._room
+            if room.tool_calls <= 0:
+                if room.tool_calls == 0:
+                    room.tool_calls = -1
+                    note(
+                        dropped,
+                        f"choice {self.index}: tool call {index} and further new tool calls "
+                        f"dropped: past {MAX_ENTRIES} in the stream",
+                    )
+                self._lost_last = indexless
+                return
+            room.tool_calls -= 1
             entry = self.tool_calls[index] = {"_args": TextParts()}
             self.last_call = max(self.last_call, index)
             self._count_id(None, 1)

@@ -86,7 +86,8 @@ def take(state: StreamState, data: bytes) -> bool:
         for choice in choices:
             target = states.get(choice.index)
             if target is None:
-                target = states[choice.index] = ChoiceState(choice.index)
+                target = states[choice.index] = ChoiceState(choice.index, state._room)
+                state._room.choices -= 1
             delta = choice.delta
             if delta is not UNSET:
                 if delta.role and not target.role:
@@ -129,13 +130,18 @@ def _first(extra: dict[str, Any], key: str, value: str | None) -> None:
 
 
 def _ordered(state: StreamState, choices: list[_Choice]) -> bool:
-    """False when a choice's delta brings two new text members (or a choice comes twice).
+    """False when a choice's delta brings two new text members (or a choice comes twice),
+    or when the chunk's new choices would pass the stream's bound (`_choice.MAX_ENTRIES`):
+    the general path drops them and notes it.
 
     The general path adds new keys in the chunk's own order, which the typed chunk does
     not keep; one new key per dict is placed the same either way.
     """
     if len(choices) > 1 and len({choice.index for choice in choices}) < len(choices):
         return False  # two entries for one choice: left to the general path
+    new = sum(choice.index not in state._choices for choice in choices)
+    if new and new > state._room.choices:
+        return False
     for choice in choices:
         delta = choice.delta
         if delta is UNSET or (delta.reasoning_content is UNSET and delta.reasoning is UNSET):

@@ -38,7 +38,7 @@ from ..._codec import decode_object
 from ...sse import SseEvent
 from ..base import StreamResult, Terminal, escaped_ascii
 from . import _fast
-from ._choice import ChoiceState, merge, note, settle
+from ._choice import ChoiceState, Room, merge, note, settle
 
 __all__ = ["END_MARKER_LEN", "StreamState", "may_end", "new_stream_state"]
 
@@ -76,6 +76,7 @@ class StreamState:
         "_misses",
         "_model",
         "_prompt_token_ids",
+        "_room",
         "_seen",
         "_terminal",
         "_usage",
@@ -88,6 +89,8 @@ class StreamState:
         self._model: str | None = None
         self._created: int | None = None
         self._choices: dict[int, ChoiceState] = {}
+        self._room = Room()
+        """The entries this stream may still create (`_choice.MAX_ENTRIES`)."""
         self._usage: dict[str, Any] | None = None
         self._extra: dict[str, Any] = {}
         self._error: dict[str, Any] | None = None
@@ -163,7 +166,9 @@ class StreamState:
                     continue
                 state = self._choices.get(index)
                 if state is None:
-                    state = self._choices[index] = ChoiceState(index)
+                    if not self._room.take_choice(index, dropped):
+                        continue
+                    state = self._choices[index] = ChoiceState(index, self._room)
                 state.feed(choice, dropped)
         elif choices is not None:
             note(dropped, "choices is not a list")

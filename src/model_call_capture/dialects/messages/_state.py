@@ -24,10 +24,20 @@ from ._blocks import (
 )
 from ._events import ContentBlockDeltaEvent, ContentBlockStopEvent, MessageStopEvent, PingEvent
 
-__all__ = ["END_MARKER_LEN", "StreamState", "may_end", "new_stream_state"]
+__all__ = ["END_MARKER_LEN", "MAX_ENTRIES", "StreamState", "may_end", "new_stream_state"]
 
 _MAX_DROPPED = 32
 """Notes kept per stream; a garbage stream must not grow memory with its length."""
+
+MAX_ENTRIES = 4096
+"""Content blocks a stream may create.
+
+A real message has a handful of blocks (text, thinking, tens of tool uses, rarely
+hundreds), so 4,096 leaves a margin of ten or more. A `content_block_start` of a few dozen
+bytes creates a block of hundreds, so a stream of them multiplied its length several times
+outside the server's memory budget; at the bound the blocks cost a few MB. Past it a new
+block is dropped with a note; deltas of existing blocks keep merging.
+"""
 
 _DELTA_BLOCK = {"text": "text", "thinking": "thinking", "signature": "thinking"}
 """The block type that the text of a known delta field belongs to."""
@@ -143,6 +153,7 @@ class StreamState:
     __slots__ = (
         "_blocks",
         "_dropped",
+        "_full",
         "_error",
         "_lost",
         "_message",
@@ -160,6 +171,8 @@ class StreamState:
         self._usage: dict[str, Any] = {}
         self._dropped: list[str] = []
         self._lost = 0
+        self._full = False
+        """True once a new block was dropped at `MAX_ENTRIES` (noted once)."""
         self._started = False
         """True once a message_start was taken."""
         self._touched = False
@@ -277,6 +290,8 @@ class StreamState:
             return
         if index in self._blocks:
             self._drop(f"content_block_start for block {index} replaced the block")
+        elif not self._room(index):
+            return
         self._blocks[index] = _Block(dict(block))
         self._touched = True
         target = block.get("to")
@@ -314,6 +329,8 @@ class StreamState:
         if isinstance(content, list):
             for index, block in enumerate(content):
                 if isinstance(block, dict) and index not in self._blocks:
+                    if not self._room(index):
+                        break
                     self._blocks[index] = _Block(dict(block))
         usage = envelope.get("usage")
         if isinstance(usage, dict):
@@ -374,6 +391,15 @@ class StreamState:
         for key, value in payload.items():
             if key not in ("type", "delta", "usage") and value is not None:
                 self._message[key] = value
+
+    def _room(self, index: int) -> bool:
+        """True when a new block `index` may be created; else False, noted at the first."""
+        if len(self._blocks) < MAX_ENTRIES:
+            return True
+        if not self._full:
+            self._full = True
+            self._drop(f"block {index} and further new blocks dropped: past {MAX_ENTRIES}")
+        return False
 
     def _drop(self, note: str) -> None:
         if len(self._dropped) < _MAX_DROPPED:

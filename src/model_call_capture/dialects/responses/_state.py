@@ -23,7 +23,7 @@ from ._decoder import EVENT_TYPES
 from ._items import ItemState, as_index
 from ._slots import PART_EVENTS, SLOTS, Slot, new_part
 
-__all__ = ["END_MARKER_LEN", "StreamState", "may_end", "new_stream_state"]
+__all__ = ["END_MARKER_LEN", "MAX_ENTRIES", "StreamState", "may_end", "new_stream_state"]
 
 _Any = dict[str, Any]
 
@@ -47,11 +47,31 @@ _LIFECYCLE: Final = {
 }
 _MAX_NOTES = 32
 
+MAX_ENTRIES = 4096
+"""Output items a stream may create, and parts (content and summary parts, shell commands,
+annotated content indexes) all its items together may create.
+
+A real response has a handful of items (messages, reasoning, tens of tool calls, rarely
+hundreds) with a few parts each, so 4,096 leaves a margin of ten or more. An event of a few
+dozen bytes creates an item or part of hundreds, so a stream of them multiplied its length
+several times outside the server's memory budget; at the bound they cost a few MB. Past it
+a new item or part is dropped with a note; events of existing ones keep merging.
+"""
+
 
 class StreamState:
     """Incremental reassembly of one OpenAI Responses API stream; no I/O, never raises."""
 
-    __slots__ = ("_envelope", "_error", "_final", "_items", "_notes", "_suppressed", "_terminal")
+    __slots__ = (
+        "_envelope",
+        "_error",
+        "_final",
+        "_items",
+        "_notes",
+        "_room",
+        "_suppressed",
+        "_terminal",
+    )
 
     def __init__(self) -> None:
         self._terminal: Terminal | None = None
@@ -61,6 +81,8 @@ class StreamState:
         self._error: _Any | None = None
         self._notes: list[str] = []
         self._suppressed = 0
+        self._room = [MAX_ENTRIES, MAX_ENTRIES]
+        """New items, then new parts, this stream may still create (-1: full, noted)."""
 
     @property
     def terminal(self) -> Terminal | None:
@@ -109,6 +131,19 @@ class StreamState:
             self._notes.append(note)
         else:
             self._suppressed += 1
+
+    def _take(self, which: int, what: str) -> bool:
+        """True when a new item (`which` 0) or part (1) may be created; noted at the first refusal."""
+        room = self._room[which]
+        if room > 0:
+            self._room[which] = room - 1
+            return True
+        if room == 0:
+            self._room[which] = -1
+            self._note(
+                f"{what} and further new {('items', 'parts')[which]} dropped: past {MAX_ENTRIES}"
+            )
+        return False
 
     def _output(self) -> list[_Any]:
         return [self._items[index].build() for index in sorted(self._items)]
@@ -223,6 +258,8 @@ class StreamState:
             self._note(f"{kind} without output_index or item")
             return
         state = self._items.get(index)
+        if state is None and not self._take(0, f"{kind} at output_index {index}"):
+            return
         if kind == "response.output_item.added":
             if state is None:
                 self._items[index] = ItemState(item)
@@ -244,6 +281,8 @@ class StreamState:
     def _item_for(self, index: int, item_type: str, item_id: Any, kind: str) -> ItemState | None:
         state = self._items.get(index)
         if state is None:
+            if not self._take(0, f"{kind} at output_index {index}"):
+                return None
             self._note(f"{kind} before its output item at output_index {index}: item synthesized")
             item: _Any = {"type": item_type}
             if isinstance(item_id, str):
@@ -272,6 +311,8 @@ class StreamState:
         state = self._item_for(output_index, item_type, payload.get("item_id"), kind)
         if state is None:
             return
+        if (container, index) not in state.parts and not self._take(1, f"{kind} at {index}"):
+            return
         state.parts[(container, index)] = part
         field = _PART_TEXT_FIELD.get(part.get("type"))  # type: ignore[arg-type]
         if final:
@@ -293,7 +334,13 @@ class StreamState:
         if slot.where == "part":
             key = (slot.container, slot.field, index)
             if (slot.container, index) not in state.parts:
+                if not self._take(1, f"{kind} at {index}"):
+                    return
                 state.parts[(slot.container, index)] = new_part(slot, state.item)
+        elif slot.where == "command":
+            key = ("command", slot.field, index)
+            if key not in state.texts and not self._take(1, f"{kind} at {index}"):
+                return
         else:
             key = (slot.where, slot.field, index)
         fragments = state.texts.get(key)
@@ -306,8 +353,8 @@ class StreamState:
         """Output-text log-probs: a delta's are appended in order, a done event's replace them."""
         state = self._items.get(as_index(output_index))  # type: ignore[arg-type]
         index = as_index(index)
-        if state is None or state.done or index is None:
-            return
+        if state is None or state.done or index is None or ("content", index) not in state.parts:
+            return  # (no part: its text event was dropped)
         if slot.append:
             state.logprobs.setdefault(index, []).extend(logprobs)
         else:
@@ -325,6 +372,10 @@ class StreamState:
         kind = "response.output_text.annotation.added"
         state = self._item_for(output_index, "message", payload.get("item_id"), kind)
         if state is None:
+            return
+        if content_index not in state.annotations and not self._take(
+            1, f"{kind} at {content_index}"
+        ):
             return
         position = as_index(payload.get("annotation_index")) or 0
         state.annotations.setdefault(content_index, []).append((position, annotation))
