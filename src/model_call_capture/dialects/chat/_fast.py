@@ -139,9 +139,10 @@ def _ordered(state: StreamState, choices: list[_Choice]) -> bool:
     """
     if len(choices) > 1 and len({choice.index for choice in choices}) < len(choices):
         return False  # two entries for one choice: left to the general path
-    new = sum(choice.index not in state._choices for choice in choices)
-    if new and new > state._room.choices:
-        return False
+    room = state._room.choices
+    if room < len(choices):  # one comparison a chunk until the bound is near
+        if sum(choice.index not in state._choices for choice in choices) > room:
+            return False
     for choice in choices:
         delta = choice.delta
         if delta is UNSET or (delta.reasoning_content is UNSET and delta.reasoning is UNSET):
