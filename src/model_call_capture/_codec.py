@@ -22,6 +22,7 @@ import msgspec
 
 __all__ = [
     "DecodeError",
+    "ascii_int",
     "bulk_decoding",
     "decode",
     "decode_object",
@@ -33,6 +34,19 @@ __all__ = [
 ]
 
 DecodeError = msgspec.DecodeError
+
+
+def ascii_int(text: str, max_digits: int) -> int | None:
+    """The number that `text` spells in at most `max_digits` ASCII digits, else None.
+
+    For numbers in untrusted text (a format's major, a name's pid, a page number):
+    `str.isdigit` also takes superscripts and other scripts' digits, which `int`
+    refuses, and `int` refuses more than 4,300 digits; neither then raises here.
+    """
+    if 0 < len(text) <= max_digits and text.isascii() and text.isdigit():
+        return int(text)
+    return None
+
 
 _encoder = msgspec.json.Encoder()
 _decoder: msgspec.json.Decoder[Any] = msgspec.json.Decoder()

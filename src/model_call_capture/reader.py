@@ -83,10 +83,8 @@ def check_format(value: Any, *, path: Path | None = None, line_index: int | None
     if path is not None:
         where = f" in {path}" + (f", line {line_index}" if line_index is not None else "")
     name, _, major = str(value).partition("/")
-    # ASCII digits only (`isdigit` also takes superscripts, which `int` refuses, and other
-    # scripts' digits), and few of them (`int` refuses more than 4,300): any other major
-    # is an unknown format, never a ValueError out of the reader.
-    number = int(major) if major.isascii() and major.isdigit() and len(major) <= 18 else None
+    # Any major that is not a few ASCII digits is an unknown format, never a ValueError.
+    number = _codec.ascii_int(major, 18)
     if name == _FORMAT_NAME and number == _SUPPORTED_MAJOR:
         return
     if name == _FORMAT_NAME and number is not None and number > _SUPPORTED_MAJOR:

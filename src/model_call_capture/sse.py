@@ -210,19 +210,13 @@ class SseDecoder:
             return
         self.content_seen = True
         if line.startswith(b"data: "):  # nearly every line: one slice, not partition's copies
-            if self._data:
-                self._more(line, 6)
-            else:
-                self._data.append(line[6:])
+            self._data_line(line, 6)
             return
         name, colon, value = line.partition(b":")
         if colon and value[:1] == b" ":
             value = value[1:]
         if name == b"data":
-            if self._data:
-                self._more(value, 0)
-            else:
-                self._data.append(value)
+            self._data_line(value, 0)
         elif name == b"event":
             known = self._names.get(value)
             self._event = known if known is not None else value.decode("utf-8", "replace")
@@ -234,6 +228,13 @@ class SseDecoder:
             # `int()` raises: it is ignored like any value that is not all digits.
             if value.isdigit() and len(value) <= _MAX_RETRY_DIGITS:
                 self._retry = int(value)
+
+    def _data_line(self, line: bytes, start: int) -> None:
+        """A `data` line of the event, its value from `start` (`feed` inlines this)."""
+        if self._data:
+            self._more(line, start)
+        else:
+            self._data.append(line[start:])
 
     def _more(self, line: bytes, start: int) -> None:
         """A further `data` line of the event (its value from `start`), after an LF."""

@@ -105,8 +105,8 @@ def _query(request: Request) -> Query:
 
     def number(name: str, default: int) -> int:
         value = params.get(name, "")
-        # ASCII only: `isdigit` also takes digits `int` refuses (superscripts, circled).
-        return int(value) if value.isascii() and value.isdigit() and len(value) < 9 else default
+        number = _codec.ascii_int(value, 8)
+        return default if number is None else number
 
     sort = params.get("sort", "rollout_id")
     return Query(

@@ -13,6 +13,8 @@ import shutil
 import stat
 from pathlib import Path
 
+from ..._codec import ascii_int
+
 __all__ = [
     "clean_stale",
     "create_file",
@@ -59,12 +61,15 @@ def stale_pid(name: str, prefix: str) -> int | None:
     for tag in (TMP_TAG, OLD_TAG):
         if name.startswith(prefix + tag):
             pid = name[len(prefix + tag) :]
-            # Only what `temp_path` writes: ASCII digits of a pid the kernel could give
-            # (`isdigit` takes superscripts `int` refuses; `os.kill` refuses huge numbers).
-            if not (pid.isascii() and pid.isdigit() and 0 < len(pid) <= 10):
-                continue
-            number = int(pid)
-            if 0 < number < 2**31 and number != os.getpid() and not _alive(number):
+            # Only what `temp_path` writes: the digits of a pid the kernel could give
+            # (`os.kill` refuses huge numbers).
+            number = ascii_int(pid, 10)
+            if (
+                number is not None
+                and 0 < number < 2**31
+                and number != os.getpid()
+                and not _alive(number)
+            ):
                 return number
     return None
 
