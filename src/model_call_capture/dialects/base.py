@@ -20,6 +20,7 @@ from ..contracts import ObservationGap, ToolCall
 from ..sse import SseEvent
 
 __all__ = [
+    "Allowance",
     "Derived",
     "DialectModule",
     "NotList",
@@ -42,6 +43,27 @@ __all__ = [
 
 Terminal = Literal["complete", "incomplete", "failed", "error"]
 """How a stream ended: its dialect's terminal event, or an error event."""
+
+
+class Allowance:
+    """How many new entries of one kind a stream may still create (each dialect's
+    `MAX_ENTRIES`): `take` is True while there is room; the first refusal calls `refused`,
+    which notes it, and later ones say nothing."""
+
+    __slots__ = ("left",)
+
+    def __init__(self, limit: int) -> None:
+        self.left = limit
+
+    def take(self, refused: Callable[[], None]) -> bool:
+        """Count one new entry; False past the limit."""
+        if self.left > 0:
+            self.left -= 1
+            return True
+        if self.left == 0:
+            self.left = -1
+            refused()
+        return False
 
 
 @dataclass(slots=True)

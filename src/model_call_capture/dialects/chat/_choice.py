@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from .._text import TextParts
+from ..base import Allowance
 
 __all__ = ["MAX_ENTRIES", "ChoiceState", "Room", "merge", "note", "settle"]
 
@@ -52,18 +53,16 @@ class Room:
     __slots__ = ("choices", "tool_calls")
 
     def __init__(self) -> None:
-        self.choices = MAX_ENTRIES
-        self.tool_calls = MAX_ENTRIES
+        self.choices = Allowance(MAX_ENTRIES)
+        self.tool_calls = Allowance(MAX_ENTRIES)
 
     def take_choice(self, index: int, dropped: list[str]) -> bool:
         """True when a new choice `index` may be created; else False, noted at the first."""
-        if self.choices > 0:
-            self.choices -= 1
-            return True
-        if self.choices == 0:
-            self.choices = -1
-            note(dropped, f"choice {index} and further new choices dropped: past {MAX_ENTRIES}")
-        return False
+        return self.choices.take(
+            lambda: note(
+                dropped, f"choice {index} and further new choices dropped: past {MAX_ENTRIES}"
+            )
+        )
 
 
 class _Joined(TextParts):
@@ -296,18 +295,15 @@ class ChoiceState:
                 index = self.last_call + 1
         entry = self.tool_calls.get(index)
         if entry is None:
-            room = self._room
-            if room.tool_calls <= 0:
-                if room.tool_calls == 0:
-                    room.tool_calls = -1
-                    note(
-                        dropped,
-                        f"choice {self.index}: tool call {index} and further new tool calls "
-                        f"dropped: past {MAX_ENTRIES} in the stream",
-                    )
+            if not self._room.tool_calls.take(
+                lambda: note(
+                    dropped,
+                    f"choice {self.index}: tool call {index} and further new tool calls "
+                    f"dropped: past {MAX_ENTRIES} in the stream",
+                )
+            ):
                 self._lost_last = indexless
                 return
-            room.tool_calls -= 1
             entry = self.tool_calls[index] = {"_args": TextParts()}
             self.last_call = max(self.last_call, index)
             self._count_id(None, 1)

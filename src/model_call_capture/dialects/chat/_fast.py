@@ -87,7 +87,7 @@ def take(state: StreamState, data: bytes) -> bool:
             target = states.get(choice.index)
             if target is None:
                 target = states[choice.index] = ChoiceState(choice.index, state._room)
-                state._room.choices -= 1
+                state._room.choices.left -= 1
             delta = choice.delta
             if delta is not UNSET:
                 if delta.role and not target.role:
@@ -139,7 +139,7 @@ def _ordered(state: StreamState, choices: list[_Choice]) -> bool:
     """
     if len(choices) > 1 and len({choice.index for choice in choices}) < len(choices):
         return False  # two entries for one choice: left to the general path
-    room = state._room.choices
+    room = state._room.choices.left
     if room < len(choices):  # one comparison a chunk until the bound is near
         if sum(choice.index not in state._choices for choice in choices) > room:
             return False

@@ -13,7 +13,7 @@ import msgspec
 from ..._codec import decode, decode_object, raw_text
 from ...sse import SseEvent
 from .._text import TextParts
-from ..base import StreamResult, Terminal, escaped_ascii
+from ..base import Allowance, StreamResult, Terminal, escaped_ascii
 from ._blocks import (
     KNOWN_DELTA_TYPES,
     InputJSONDelta,
@@ -153,7 +153,7 @@ class StreamState:
     __slots__ = (
         "_blocks",
         "_dropped",
-        "_full",
+        "_new_blocks",
         "_error",
         "_lost",
         "_message",
@@ -171,8 +171,8 @@ class StreamState:
         self._usage: dict[str, Any] = {}
         self._dropped: list[str] = []
         self._lost = 0
-        self._full = False
-        """True once a new block was dropped at `MAX_ENTRIES` (noted once)."""
+        self._new_blocks = Allowance(MAX_ENTRIES)
+        """The new blocks this stream may still create."""
         self._started = False
         """True once a message_start was taken."""
         self._touched = False
@@ -394,12 +394,9 @@ class StreamState:
 
     def _room(self, index: int) -> bool:
         """True when a new block `index` may be created; else False, noted at the first."""
-        if len(self._blocks) < MAX_ENTRIES:
-            return True
-        if not self._full:
-            self._full = True
-            self._drop(f"block {index} and further new blocks dropped: past {MAX_ENTRIES}")
-        return False
+        return self._new_blocks.take(
+            lambda: self._drop(f"block {index} and further new blocks dropped: past {MAX_ENTRIES}")
+        )
 
     def _drop(self, note: str) -> None:
         if len(self._dropped) < _MAX_DROPPED:

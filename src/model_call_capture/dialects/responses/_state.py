@@ -17,7 +17,7 @@ import msgspec
 from ... import _codec
 from ...sse import SseEvent
 from .._text import TextParts
-from ..base import StreamResult, Terminal, escaped_ascii
+from ..base import Allowance, StreamResult, Terminal, escaped_ascii
 from . import _decoder, _slots
 from ._decoder import EVENT_TYPES
 from ._items import ItemState, as_index
@@ -81,8 +81,8 @@ class StreamState:
         self._error: _Any | None = None
         self._notes: list[str] = []
         self._suppressed = 0
-        self._room = [MAX_ENTRIES, MAX_ENTRIES]
-        """New items, then new parts, this stream may still create (-1: full, noted)."""
+        self._room = (Allowance(MAX_ENTRIES), Allowance(MAX_ENTRIES))
+        """New items, then new parts, this stream may still create."""
 
     @property
     def terminal(self) -> Terminal | None:
@@ -134,16 +134,11 @@ class StreamState:
 
     def _take(self, which: int, what: str) -> bool:
         """True when a new item (`which` 0) or part (1) may be created; noted at the first refusal."""
-        room = self._room[which]
-        if room > 0:
-            self._room[which] = room - 1
-            return True
-        if room == 0:
-            self._room[which] = -1
-            self._note(
+        return self._room[which].take(
+            lambda: self._note(
                 f"{what} and further new {('items', 'parts')[which]} dropped: past {MAX_ENTRIES}"
             )
-        return False
+        )
 
     def _output(self) -> list[_Any]:
         return [self._items[index].build() for index in sorted(self._items)]
