@@ -190,3 +190,19 @@ def mounted(kind: str, target: Path, *options: str) -> Iterator[str | None]:
     finally:
         if done:
             subprocess.run(["umount", "-l", str(target)], capture_output=True)
+
+
+def stream_app(chunks: list[bytes]) -> Any:
+    """An SSE app that sends `chunks` one message each, yielding between them, then ends."""
+
+    async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        while (await receive()).get("more_body", False):
+            pass
+        headers = [(b"content-type", b"text/event-stream")]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        for chunk in chunks:
+            await send({"type": "http.response.body", "body": chunk, "more_body": True})
+            await asyncio.sleep(0)  # a model server waits for its next tokens
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+    return app

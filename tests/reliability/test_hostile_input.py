@@ -25,7 +25,15 @@ import pytest
 
 from model_call_capture import _codec
 
-from .apps import CHAT_REPLY, capturing, endless_sse_app, read_json_lines, reply_app, wait_for
+from .apps import (
+    CHAT_REPLY,
+    capturing,
+    endless_sse_app,
+    read_json_lines,
+    reply_app,
+    stream_app,
+    wait_for,
+)
 from .conftest import NIGHTLY, Figure, sized
 
 CHAT = "/v1/chat/completions"
@@ -540,20 +548,6 @@ def _status_kib(field: str) -> int:
     raise LookupError(field)
 
 
-def _stream_app(chunks: list[bytes]) -> Any:
-    async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
-        while (await receive()).get("more_body", False):
-            pass
-        headers = [(b"content-type", b"text/event-stream")]
-        await send({"type": "http.response.start", "status": 200, "headers": headers})
-        for chunk in chunks:
-            await send({"type": "http.response.body", "body": chunk, "more_body": True})
-            await asyncio.sleep(0)  # a model server waits for its next tokens
-        await send({"type": "http.response.body", "body": b"", "more_body": False})
-
-    return app
-
-
 def _peak_growth_mb(
     chunks: list[bytes], streams: int, directory: Path, **overrides: Any
 ) -> tuple[float, list[dict[str, Any]]]:
@@ -574,7 +568,7 @@ def _peak_growth_mb(
             )
 
     directory.mkdir()
-    with capturing(_stream_app(chunks), directory, **overrides) as server:
+    with capturing(stream_app(chunks), directory, **overrides) as server:
         gc.collect()
         Path("/proc/self/clear_refs").write_text("5")  # reset the peak-RSS mark (VmHWM)
         base = _status_kib("VmRSS")

@@ -7,14 +7,13 @@ holds the reassembled response. Lines are read with the stdlib `json` module.
 
 from __future__ import annotations
 
-import asyncio
 import json
 from pathlib import Path
 from typing import Any
 
 import httpx
 
-from .apps import capturing, read_json_lines, wait_for
+from .apps import capturing, read_json_lines, stream_app, wait_for
 
 CHAT = "/v1/chat/completions"
 
@@ -29,20 +28,6 @@ def _chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
     return b"data: " + json.dumps(chunk, separators=(",", ":")).encode() + b"\n\n"
 
 
-def _stream_app(chunks: list[bytes]) -> Any:
-    async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
-        while (await receive()).get("more_body", False):
-            pass
-        headers = [(b"content-type", b"text/event-stream")]
-        await send({"type": "http.response.start", "status": 200, "headers": headers})
-        for chunk in chunks:
-            await send({"type": "http.response.body", "body": chunk, "more_body": True})
-            await asyncio.sleep(0)
-        await send({"type": "http.response.body", "body": b"", "more_body": False})
-
-    return app
-
-
 def test_a_retry_field_of_thousands_of_digits_keeps_the_stream_captured(tmp_path: Path) -> None:
     # `retry:` is plain SSE; a value past Python's 4,300-digit int limit used to raise out
     # of the SSE decoder, which made the capture of the whole stream fail (no response in
@@ -53,7 +38,7 @@ def test_a_retry_field_of_thousands_of_digits_keeps_the_stream_captured(tmp_path
         _chunk({}, finish="stop"),
         b"data: [DONE]\n\n",
     ]
-    with capturing(_stream_app(chunks), tmp_path) as server:
+    with capturing(stream_app(chunks), tmp_path) as server:
         reply = httpx.post(f"{server.url}/ng-rollout/r{CHAT}", content=b"{}", timeout=30)
         assert wait_for(lambda: (tmp_path / "r.capture.jsonl").exists())
     assert reply.content == b"".join(chunks)
