@@ -87,24 +87,21 @@ class Allowance:
     dialect's `MAX_ENTRIES`, past which a new entry is dropped and only the first refusal
     is noted."""
 
-    __slots__ = ("_left", "kind", "limit")
+    __slots__ = ("kind", "left", "limit")
 
     def __init__(self, kind: str, limit: int) -> None:
         self.kind = kind
         self.limit = limit
-        self._left = limit
-
-    def allows(self, count: int) -> bool:
-        """Whether `count` more entries would be taken (nothing is counted)."""
-        return count <= self._left
+        self.left = limit
+        """Entries that may still be created (read only: `take` counts; -1 once refused)."""
 
     def take(self, notes: DroppedNotes, what: str) -> bool:
         """Count one new entry (`what`, as a note names it); False past the limit."""
-        if self._left > 0:
-            self._left -= 1
+        if self.left > 0:
+            self.left -= 1
             return True
-        if self._left == 0:
-            self._left = -1
+        if self.left == 0:
+            self.left = -1
             notes.add(f"{what} and further new {self.kind} dropped: past {self.limit}")
         return False
 

@@ -3,8 +3,8 @@
 Most chunks of a chat stream are the same small object: ids, one choice, a delta of text.
 `StreamState` first decodes a chunk into the typed `_Chunk` below, which accepts only
 that shape (`forbid_unknown_fields`: any other member, type or negative index is refused
-in C), and applies it through the operations of its general path (`StreamState.take_ids`,
-`choice`, `take_member`, `end_chunk`; `ChoiceState.take_role`, `add_text`,
+in C), and applies it through the operations of its general path (`StreamState.choice`,
+`take_member`, `end_chunk`; `ChoiceState.take_role`, `add_text`,
 `take_finish_reason`): only the decoding differs. A chunk the shape refuses goes to the
 general path (plain JSON values), which alone defines the result: for every chunk this
 path takes, the state ends exactly as the general path leaves it, dict key order included (`tests/dialects/test_chat_fast.py` compares the two
@@ -72,10 +72,10 @@ def take(state: StreamState, data: bytes) -> bool:
         and not state.has_member("service_tier")
     ) or (choices is not UNSET and not _ordered(state, choices)):
         return False
-    state.take_ids(chunk.id, chunk.model, chunk.created)
     if choices is not UNSET:
+        known = state.choices
         for choice in choices:
-            target = state.choice(choice.index)
+            target = known.get(choice.index) or state.choice(choice.index)
             assert target is not None  # `_ordered` let only choices within the bound through
             delta = choice.delta
             if delta is not UNSET:
@@ -93,7 +93,7 @@ def take(state: StreamState, data: bytes) -> bool:
         state.take_member("system_fingerprint", fingerprint)
     if tier is not UNSET:
         state.take_member("service_tier", tier)
-    state.end_chunk(chunk.usage)
+    state.end_chunk(chunk.id, chunk.model, chunk.created, chunk.usage)
     return True
 
 
@@ -107,11 +107,10 @@ def _ordered(state: StreamState, choices: list[_Choice]) -> bool:
     """
     if len(choices) > 1 and len({choice.index for choice in choices}) < len(choices):
         return False  # two entries for one choice: left to the general path
-    # One comparison a chunk until the bound is near.
-    if not state.allows_new_choices(len(choices)) and not state.allows_new_choices(
-        sum(state.known_choice(choice.index) is None for choice in choices)
-    ):
-        return False
+    left, known = state.new_choices.left, state.choices
+    if left < len(choices):  # one comparison a chunk until the bound is near
+        if sum(choice.index not in known for choice in choices) > left:
+            return False
     for choice in choices:
         delta = choice.delta
         if delta is UNSET or (delta.reasoning_content is UNSET and delta.reasoning is UNSET):
@@ -125,7 +124,7 @@ def _ordered(state: StreamState, choices: list[_Choice]) -> bool:
             )
             if value is not UNSET
         ]
-        target = state.known_choice(choice.index)
+        target = known.get(choice.index)
         parts = target.parts if target is not None else {}
         if sum(key not in parts for key in present) > 1:
             return False

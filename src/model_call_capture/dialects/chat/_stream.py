@@ -67,18 +67,18 @@ class StreamState:
     """Incremental reassembly of one OpenAI Chat Completions stream into a `chat.completion`."""
 
     __slots__ = (
-        "_choices",
+        "choices",
         "_created",
         "_error",
         "_extra",
         "_id",
         "_misses",
         "_model",
-        "_new_choices",
         "_new_tool_calls",
         "_notes",
         "_prompt_token_ids",
         "_seen",
+        "new_choices",
         "_terminal",
         "_usage",
     )
@@ -89,8 +89,10 @@ class StreamState:
         self._id: str | None = None
         self._model: str | None = None
         self._created: int | None = None
-        self._choices: dict[int, ChoiceState] = {}
-        self._new_choices = Allowance("choices", _choice.MAX_ENTRIES)
+        self.choices: dict[int, ChoiceState] = {}
+        """The choices by index (read only: `choice` creates them)."""
+        self.new_choices = Allowance("choices", _choice.MAX_ENTRIES)
+        """The new choices the stream may still create (read only: `choice` takes them)."""
         self._new_tool_calls = Allowance("tool calls", _choice.MAX_ENTRIES)
         """Shared by all the choices: their tool calls count against one bound."""
         self._usage: dict[str, Any] | None = None
@@ -147,7 +149,6 @@ class StreamState:
 
     def _chunk(self, chunk: dict[str, Any]) -> None:
         notes = self._notes
-        self.take_ids(chunk.get("id"), chunk.get("model"), chunk.get("created"))
         choices = chunk.get("choices")
         if isinstance(choices, list):
             for choice in choices:
@@ -160,17 +161,22 @@ class StreamState:
                     state.feed(choice, notes)
         elif choices is not None:
             notes.add("choices is not a list")
-        self._take_usage(chunk.get("usage"))
         if self._prompt_token_ids is None:
             self._prompt_token_ids = chunk.get("prompt_token_ids")
         if not _CHUNK_SKIP.issuperset(chunk):  # checked in C; built only when there are others
             merge(self._extra, {k: v for k, v in chunk.items() if k not in _CHUNK_SKIP})
-        self._seen = True
+        self.end_chunk(
+            chunk.get("id"), chunk.get("model"), chunk.get("created"), chunk.get("usage")
+        )
 
     # -- the operations both paths apply a chunk with (`_chunk`, and `_fast`'s typed one) --
 
-    def take_ids(self, ident: object, model: object, created: object) -> None:
-        """The chunk's `id`, `model` and `created`: the first non-empty value of each."""
+    def end_chunk(self, ident: object, model: object, created: object, usage: object) -> None:
+        """The end of a chunk taken whole: what it says of the whole completion (the first
+        non-empty `id`, `model` and `created`; the last `usage` object), and that the stream
+        has content."""
+        if isinstance(usage, dict):
+            self._usage = usage
         if not self._id and isinstance(ident, str) and ident:
             self._id = ident
         if not self._model and isinstance(model, str) and model:
@@ -182,24 +188,17 @@ class StreamState:
             and created
         ):
             self._created = created
+        self._seen = True
 
     def choice(self, index: int) -> ChoiceState | None:
         """Choice `index`, created when it is new and within the bound; None past the bound
         (the first refusal is noted)."""
-        state = self._choices.get(index)
+        state = self.choices.get(index)
         if state is None:
-            if not self._new_choices.take(self._notes, f"choice {index}"):
+            if not self.new_choices.take(self._notes, f"choice {index}"):
                 return None
-            state = self._choices[index] = ChoiceState(index, self._new_tool_calls)
+            state = self.choices[index] = ChoiceState(index, self._new_tool_calls)
         return state
-
-    def known_choice(self, index: int) -> ChoiceState | None:
-        """Choice `index` if the stream has it (nothing is created)."""
-        return self._choices.get(index)
-
-    def allows_new_choices(self, count: int) -> bool:
-        """Whether `count` new choices would be created (within the bound)."""
-        return self._new_choices.allows(count)
 
     def has_member(self, key: str) -> bool:
         """Whether the stream has a chunk member `key` kept beside the response."""
@@ -212,15 +211,6 @@ class StreamState:
         if not (isinstance(old, str) and old):
             merge(self._extra, {key: value})
 
-    def end_chunk(self, usage: object) -> None:
-        """The end of a chunk taken whole: its `usage`, and that the stream has content."""
-        self._take_usage(usage)
-        self._seen = True
-
-    def _take_usage(self, usage: object) -> None:
-        if isinstance(usage, dict):  # the last chunk that carried one
-            self._usage = usage
-
     def result(self) -> StreamResult:
         """The `chat.completion` reassembled so far, with the terminal kind and what was dropped."""
         response: dict[str, Any] | None = None
@@ -231,7 +221,7 @@ class StreamState:
                 "object": "chat.completion",
                 "created": self._created,
                 "model": self._model,
-                "choices": [self._choices[i].build() for i in sorted(self._choices)],
+                "choices": [self.choices[i].build() for i in sorted(self.choices)],
             }
             if self._usage is not None:
                 response["usage"] = self._usage
