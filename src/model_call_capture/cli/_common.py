@@ -80,11 +80,12 @@ def literal(text: str, *, multiline: bool = False) -> Text:
 
 
 def stdout() -> Console:
-    """The console for results (tables, JSON); wide when piped, so tables are not squeezed."""
-    console = Console(highlight=False)
-    if not console.is_terminal:
-        console = Console(highlight=False, width=200)
-    return console
+    """The console for results: as wide as the terminal, or `COLUMNS` (piped too; else 80).
+
+    Tables take their own width (`_table.print_table`): piped without `COLUMNS`, they are
+    printed whole at their natural width.
+    """
+    return Console(highlight=False)
 
 
 def stderr() -> Console:

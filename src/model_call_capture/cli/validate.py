@@ -209,9 +209,12 @@ def validate(paths: tuple[str, ...], jobs: int | None, max_line_bytes: int) -> N
         out.print(
             f"{len(bad_lines)} of {total_lines} lines invalid in {bad_files} of {len(files)} files",
             markup=False,
+            soft_wrap=True,
         )
         raise click.exceptions.Exit(1)
-    out.print(f"ok: {total_lines} lines in {len(files)} files are valid", markup=False)
+    out.print(
+        f"ok: {total_lines} lines in {len(files)} files are valid", markup=False, soft_wrap=True
+    )
 
 
 def _size(path: Path) -> int:
