@@ -16,7 +16,7 @@ import click
 
 from ... import _codec
 from ...arrow import PAYLOAD_COLUMNS
-from ...store import CaptureStore
+from ...store import CaptureStore, Rollout
 from .._common import capture_root, stderr, stdout
 from .._parallel import default_jobs, jobs_option
 from . import _atomic
@@ -41,13 +41,8 @@ def _need_pyarrow() -> None:
         )
 
 
-def _capture_paths(directory: str) -> list[Path]:
-    store = CaptureStore(capture_root(directory))
-    return [store.path(rollout_id) for rollout_id in sorted(store.rollout_ids())]
-
-
 def _write_file(
-    paths: list[Path],
+    paths: list[Rollout],
     target: Path,
     fmt: str,
     payloads: bool,
@@ -179,7 +174,7 @@ def export(
         raise click.ClickException(f"{target}: is a directory (use --partition-by for a dataset)")
     if dataset:
         check_partition_by(columns, payloads)
-    paths = _capture_paths(directory)
+    paths = CaptureStore(capture_root(directory)).rollouts()
     jobs = jobs or default_jobs()
     _atomic.clean_stale(target)
     counts: Counts | None
