@@ -211,7 +211,8 @@ RESPONSES_STREAM_ERROR = (
 
 
 def test_a_call_shows_the_error_its_api_stated(tmp_path: Path, demo_calls: Path) -> None:
-    demo = build_conversation("3-0", Entries(CaptureStore(demo_calls), "3-0"))
+    demo_store = CaptureStore(demo_calls)
+    demo = build_conversation("3-0", Entries(demo_store.rollout("3-0")))
     first = next(i for i in demo.items if isinstance(i, CallView))
     assert (first.status_code, first.error) == (
         429,
@@ -237,7 +238,7 @@ def test_a_call_shows_the_error_its_api_stated(tmp_path: Path, demo_calls: Path)
     ]  # fmt: skip
     for line in lines:
         store.append("r", line)
-    conversation = build_conversation("r", Entries(store, "r"))
+    conversation = build_conversation("r", Entries(store.rollout("r")))
     errors = [i.error for i in conversation.items if isinstance(i, CallView)]
     assert errors == [
         StatedError(message="The server is overloaded", type="server_error", code="503"),
