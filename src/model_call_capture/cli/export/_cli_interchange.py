@@ -10,6 +10,7 @@ from typing import Any, TypeVar
 import click
 
 from ...errors import OtlpExportError
+from ...store import CaptureStore, Rollout
 from .._common import capture_root, stderr, stdout
 from . import _atomic
 
@@ -84,11 +85,8 @@ def _headers(pairs: tuple[str, ...]) -> dict[str, str] | None:
     return headers or None
 
 
-def _paths(directory: str) -> list[Path]:
-    from ...store import CaptureStore
-
-    store = CaptureStore(capture_root(directory))
-    return [store.path(rollout_id) for rollout_id in sorted(store.rollout_ids())]
+def _rollouts(directory: str) -> list[Rollout]:
+    return CaptureStore(capture_root(directory)).rollouts()
 
 
 def _otlp(
@@ -103,7 +101,7 @@ def _otlp(
     try:
         sender = SpanSender(endpoint, headers=_headers(headers), batch_size=64 if content else 256)
         try:
-            counts = send_otlp(_paths(directory), sender, content=content, since=start)
+            counts = send_otlp(_rollouts(directory), sender, content=content, since=start)
         finally:
             sender.shutdown()
     except OtlpExportError as exc:
@@ -134,7 +132,7 @@ def _atif(
         raise click.ClickException(f"{target}: exists (ATIF export writes a new directory)")
     session = session_id or Path(directory).resolve().name or "mcc"
     counts = write_atif(
-        _paths(directory),
+        _rollouts(directory),
         target,
         session_id=session,
         agent_name=agent_name,

@@ -21,7 +21,8 @@ from ...atif import encode_trajectory, rollout_indices, rollout_to_atif
 from ...errors import AtifMappingError
 from ...genai import GenAISpan, record_span
 from ...otlp import SpanSender, redacted_content
-from ...records import iter_file_records
+from ...records import iter_rollout_records
+from ...store import Rollout
 from . import _atomic
 
 __all__ = ["AtifCounts", "OtlpCounts", "send_otlp", "write_atif"]
@@ -49,10 +50,6 @@ class OtlpCounts:
     """Unreadable lines skipped."""
 
 
-def _rollout_id(path: Path) -> str:
-    return path.name.removesuffix(".capture.jsonl")
-
-
 def _write_durable(path: Path, data: bytes) -> None:
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
     try:
@@ -77,18 +74,23 @@ def _manifest_line(rollout_id: str, name: str, digest: str) -> bytes:
 
 
 def write_atif(
-    paths: Sequence[Path], out: Path, *, session_id: str, agent_name: str, agent_version: str
+    rollouts: Sequence[Rollout],
+    out: Path,
+    *,
+    session_id: str,
+    agent_name: str,
+    agent_version: str,
 ) -> AtifCounts:
-    """Write one trajectory file per capture file of `paths` and `manifest.jsonl` into the
+    """Write one trajectory file per rollout of `rollouts` and `manifest.jsonl` into the
     new directory `out`, published by one rename once every file is durable."""
     counts = AtifCounts()
     tmp = _atomic.temp_path(out)
     tmp.mkdir(mode=0o700)
     try:
         manifest = bytearray()
-        for path in paths:
-            rollout_id = _rollout_id(path)
-            stream = iter_file_records(path)
+        for rollout in rollouts:
+            rollout_id = rollout.id
+            stream = iter_rollout_records(rollout)
             try:
                 records = list(stream)
                 if stream.damaged:
@@ -119,11 +121,11 @@ def write_atif(
 
 
 def _spans(
-    paths: Sequence[Path], counts: OtlpCounts, *, content: bool, since: float | None
+    rollouts: Sequence[Rollout], counts: OtlpCounts, *, content: bool, since: float | None
 ) -> Iterator[GenAISpan]:
-    for path in paths:
-        rollout_id = _rollout_id(path)
-        stream = iter_file_records(path, payloads="lazy")
+    for rollout in rollouts:
+        rollout_id = rollout.id
+        stream = iter_rollout_records(rollout)
         for record in stream:
             if since is not None and (record.started_at is None or record.started_at < since):
                 continue
@@ -138,9 +140,13 @@ def _spans(
 
 
 def send_otlp(
-    paths: Sequence[Path], sender: SpanSender, *, content: bool, since: float | None = None
+    rollouts: Sequence[Rollout],
+    sender: SpanSender,
+    *,
+    content: bool,
+    since: float | None = None,
 ) -> OtlpCounts:
-    """Send the span of every call in `paths` (started at or after `since`, Unix seconds)."""
+    """Send the span of every call of `rollouts` (started at or after `since`, Unix seconds)."""
     counts = OtlpCounts()
-    counts.spans = sender.send(_spans(paths, counts, content=content, since=since))
+    counts.spans = sender.send(_spans(rollouts, counts, content=content, since=since))
     return counts
