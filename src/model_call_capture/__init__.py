@@ -38,12 +38,14 @@ from .correlation import (
     url_path_for_run,
 )
 from .errors import (
+    AtifMappingError,
     CaptureConfigError,
     CaptureError,
     DamagedLineError,
     InvalidRolloutIdError,
     LineTooLongError,
     NotARegularFileError,
+    OtlpExportError,
     RolloutSourceError,
     SchemaValidationError,
     UnknownSchemaError,
@@ -70,6 +72,7 @@ from .trajectories import build_token_trajectories
 __version__ = "0.1.0"
 
 __all__ = [
+    "AtifMappingError",
     "CaptureConfig",
     "CaptureConfigError",
     "CaptureError",
@@ -88,6 +91,7 @@ __all__ = [
     "ModelRef",
     "NotARegularFileError",
     "ObservationGap",
+    "OtlpExportError",
     "Redactor",
     "RolloutCorrelation",
     "RolloutSourceError",
