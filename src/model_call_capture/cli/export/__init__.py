@@ -11,15 +11,17 @@ import contextlib
 import importlib.util
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import click
 
 from ... import _codec
 from ...arrow import PAYLOAD_COLUMNS
-from ...store import CaptureStore
+from ...store import CaptureStore, Rollout
 from .._common import capture_root, stderr, stdout
 from .._parallel import default_jobs, jobs_option
 from . import _atomic
+from ._cli_interchange import export_interchange, interchange_options
 from ._dataset import check_partition_by, update_dataset, write_dataset_dir
 from ._single import ROW_GROUP_BYTES, Counts, pandas_refused, write_jsonl, write_parquet
 from ._tokens import write_token_jsonl, write_token_parquet
@@ -41,13 +43,8 @@ def _need_pyarrow() -> None:
         )
 
 
-def _capture_paths(directory: str) -> list[Path]:
-    store = CaptureStore(capture_root(directory))
-    return [store.path(rollout_id) for rollout_id in sorted(store.rollout_ids())]
-
-
 def _write_file(
-    paths: list[Path],
+    paths: list[Rollout],
     target: Path,
     fmt: str,
     payloads: bool,
@@ -91,14 +88,14 @@ def _naming_out(target: Path) -> Iterator[None]:
 @click.option(
     "--out",
     "out",
-    required=True,
+    default=None,
     type=click.Path(writable=True),
-    help="The file to write (a directory with --partition-by or --incremental).",
+    help="The file to write (a directory with --partition-by, --incremental or --format atif).",
 )
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["parquet", "jsonl"]),
+    type=click.Choice(["parquet", "jsonl", "otlp", "atif"]),
     default=None,
     help="Output format; by default jsonl for a .jsonl/.json file name, else parquet.",
 )
@@ -129,10 +126,11 @@ def _naming_out(target: Path) -> Iterator[None]:
     show_default=True,
     help=f"Most rows in a Parquet row group (fewer once a group holds {ROW_GROUP_BYTES >> 20} MiB).",
 )
+@interchange_options
 @jobs_option()
 def export(
     directory: str,
-    out: str,
+    out: str | None,
     fmt: str | None,
     payloads: bool,
     partition_by: str | None,
@@ -140,6 +138,7 @@ def export(
     tokens: bool,
     row_group_size: int,
     jobs: int | None,
+    **interchange: Any,
 ) -> None:
     """One row per call: `rollout_id` and every ModelCallRecord field.
 
@@ -160,7 +159,18 @@ def export(
       mcc export /data/model-calls --out calls.jsonl --payloads
       mcc export /data/model-calls --out calls/ --partition-by model --incremental
       mcc export /data/model-calls --out trajectories.parquet --tokens
+      mcc export /data/model-calls --format otlp --endpoint http://127.0.0.1:6006
+      mcc export /data/model-calls --format atif --out trajectories/ --agent-name my-agent
+
+    --format otlp sends one OpenTelemetry GenAI span per call to an OTLP/HTTP endpoint
+    (pip install 'model-call-capture[otel]'); --format atif writes one ATIF-v1.7
+    trajectory per rollout and a manifest.jsonl into the new directory --out.
     """
+    if fmt in ("otlp", "atif"):
+        others = bool(partition_by or incremental or tokens or payloads)
+        return export_interchange(directory, out, fmt, others=others, **interchange)
+    if out is None:
+        raise click.ClickException("--out is required")
     target = Path(out)
     columns = [c.strip() for c in partition_by.split(",")] if partition_by else []
     dataset = bool(columns) or incremental
@@ -179,7 +189,7 @@ def export(
         raise click.ClickException(f"{target}: is a directory (use --partition-by for a dataset)")
     if dataset:
         check_partition_by(columns, payloads)
-    paths = _capture_paths(directory)
+    paths = CaptureStore(capture_root(directory)).rollouts()
     jobs = jobs or default_jobs()
     _atomic.clean_stale(target)
     counts: Counts | None
@@ -196,11 +206,15 @@ def export(
             )
         else:
             counts = _write_file(paths, target, fmt, payloads, row_group_size, jobs, tokens)
+    _report(counts, target, fmt, tokens, directory)
+
+
+def _report(counts: Counts | None, target: Path, fmt: str, tokens: bool, directory: str) -> None:
     if counts is None:
-        stdout().print(f"{target} is up to date")
+        stdout().print(f"{target} is up to date", soft_wrap=True)
         return
     unit = "token trajectories" if tokens else "calls"
-    stdout().print(f"wrote {counts.rows} {unit} to {target} ({fmt})")
+    stdout().print(f"wrote {counts.rows} {unit} to {target} ({fmt})", soft_wrap=True)
     if counts.damaged:
         stderr().print(
             f"[yellow]{counts.damaged} unreadable lines skipped (mcc validate {directory} lists them)[/]"
@@ -229,21 +243,24 @@ def schema(out: str | None) -> None:
       mcc schema
       mcc schema --out ./schemas && datamodel-codegen --input schemas/v1/capture-line.schema.json
     """
-    from rich.table import Table
-
     from ... import schemas
 
     documents = {
         name: (schemas.schema_dir() / name).read_bytes() for name in schemas.schema_names()
     }
     if out is None:
-        table = Table(title=f"{len(documents)} JSON Schemas", title_justify="left")
-        for name in ("file", "title"):
-            table.add_column(name, no_wrap=True)
-        for rel, text in sorted(documents.items()):
-            table.add_row(rel, str(_codec.decode(text).get("title", "-")))
+        from .._table import Col, print_table
+
         console = stdout()
-        console.print(table)
+        print_table(
+            console,
+            (Col("file", "id"), Col("title", "id", 1)),
+            [
+                [rel, str(_codec.decode(text).get("title", "-"))]
+                for rel, text in sorted(documents.items())
+            ],
+            title=f"{len(documents)} JSON Schemas",
+        )
         console.print(
             f"each $id is {schemas.SCHEMA_BASE_URI}<file>; write them with: mcc schema --out DIR"
         )
@@ -253,4 +270,4 @@ def schema(out: str | None) -> None:
         path = root / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(text)
-    stdout().print(f"wrote {len(documents)} schemas to {root}")
+    stdout().print(f"wrote {len(documents)} schemas to {root}", soft_wrap=True)

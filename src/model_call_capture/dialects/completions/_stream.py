@@ -31,8 +31,8 @@ from typing import Any
 from ..._codec import decode_object
 from ...sse import SseEvent
 from .._text import TextParts
-from ..base import Allowance, StreamResult, Terminal, escaped_ascii
-from ..chat._choice import merge, note, settle
+from ..base import Allowance, DroppedNotes, StreamResult, Terminal, escaped_ascii
+from ..chat._choice import merge, settle
 
 __all__ = ["END_MARKER_LEN", "MAX_ENTRIES", "StreamState", "may_end", "new_stream_state"]
 
@@ -80,13 +80,13 @@ class _Choice:
         self.token_ids: list[Any] | None = None
         self.extra: dict[str, Any] = {}
 
-    def feed(self, choice: dict[str, Any], dropped: list[str]) -> None:
+    def feed(self, choice: dict[str, Any], notes: DroppedNotes) -> None:
         text = choice.get("text")
         if isinstance(text, str):
             if text:
                 self.text.append(text)
         elif text is not None:
-            note(dropped, f"choice {self.index}: text is not a string")
+            notes.add(f"choice {self.index}: text is not a string")
         finish = choice.get("finish_reason")
         if isinstance(finish, str) and finish:
             self.finish_reason = finish
@@ -98,7 +98,7 @@ class _Choice:
         if isinstance(logprobs, dict):
             self._logprobs(logprobs)
         elif logprobs is not None:
-            note(dropped, f"choice {self.index}: logprobs is not an object")
+            notes.add(f"choice {self.index}: logprobs is not an object")
         if self.prompt_token_ids is None:
             self.prompt_token_ids = choice.get("prompt_token_ids")
         token_ids = choice.get("token_ids")
@@ -151,11 +151,11 @@ class StreamState:
     __slots__ = (
         "_choices",
         "_created",
-        "_dropped",
         "_error",
         "_extra",
         "_id",
         "_model",
+        "_notes",
         "_room",
         "_seen",
         "_terminal",
@@ -169,11 +169,11 @@ class StreamState:
         self._model: str | None = None
         self._created: int | None = None
         self._choices: dict[int, _Choice] = {}
-        self._room = Allowance(MAX_ENTRIES)
+        self._room = Allowance("choices", MAX_ENTRIES)
         self._usage: dict[str, Any] | None = None
         self._extra: dict[str, Any] = {}
         self._error: dict[str, Any] | None = None
-        self._dropped: list[str] = []
+        self._notes = DroppedNotes()
 
     @property
     def terminal(self) -> Terminal | None:
@@ -185,7 +185,7 @@ class StreamState:
         try:
             self._feed(event)
         except Exception as exc:  # a bug must not cost the capture: note it and go on
-            note(self._dropped, f"event not used ({type(exc).__name__}: {exc})")
+            self._notes.add(f"event not used ({type(exc).__name__}: {exc})")
 
     def _feed(self, event: SseEvent) -> None:
         data = event.data
@@ -194,7 +194,7 @@ class StreamState:
                 self._terminal = "complete"
             return
         if self._terminal == "complete":
-            note(self._dropped, "data after [DONE] ignored")
+            self._notes.add("data after [DONE] ignored")
             return
         chunk = decode_object(data)
         if event.event == "error":
@@ -205,7 +205,7 @@ class StreamState:
             self._terminal = "error"
             return
         if chunk is None:
-            note(self._dropped, f"data is not a JSON object: {_text(data)[:80]!r}")
+            self._notes.add(f"data is not a JSON object: {_text(data)[:80]!r}")
             return
         error = chunk.get("error")
         if error is not None:
@@ -215,7 +215,7 @@ class StreamState:
         self._chunk(chunk)
 
     def _chunk(self, chunk: dict[str, Any]) -> None:
-        dropped = self._dropped
+        notes = self._notes
         ident, model, created = chunk.get("id"), chunk.get("model"), chunk.get("created")
         if not self._id and isinstance(ident, str) and ident:
             self._id = ident
@@ -231,9 +231,9 @@ class StreamState:
         choices = chunk.get("choices")
         if isinstance(choices, list):
             for choice in choices:
-                self._choice(choice, dropped)
+                self._choice(choice, notes)
         elif choices is not None:
-            note(dropped, "choices is not a list")
+            notes.add("choices is not a list")
         usage = chunk.get("usage")
         if isinstance(usage, dict):
             self._usage = usage
@@ -241,18 +241,17 @@ class StreamState:
             merge(self._extra, {k: v for k, v in chunk.items() if k not in _CHUNK_SKIP})
         self._seen = True
 
-    def _choice(self, choice: object, dropped: list[str]) -> None:
+    def _choice(self, choice: object, notes: DroppedNotes) -> None:
         index = choice.get("index") if isinstance(choice, dict) else None
         if not isinstance(choice, dict) or type(index) is not int or index < 0:
-            note(dropped, "choice without an integer index")
+            notes.add("choice without an integer index")
             return
         state = self._choices.get(index)
         if state is None:
-            refused = f"choice {index} and further new choices dropped: past {MAX_ENTRIES}"
-            if not self._room.take(lambda: note(dropped, refused)):
+            if not self._room.take(notes, f"choice {index}"):
                 return
             state = self._choices[index] = _Choice(index)
-        state.feed(choice, dropped)
+        state.feed(choice, notes)
 
     def result(self) -> StreamResult:
         """The `text_completion` reassembled so far, with the terminal kind and what was dropped."""
@@ -275,7 +274,7 @@ class StreamState:
             terminal=self._terminal,
             truncated=self._terminal is None,
             error=self._error,
-            dropped=list(self._dropped),
+            dropped=self._notes.listed(),
         )
 
 
