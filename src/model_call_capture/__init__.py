@@ -38,6 +38,7 @@ from .correlation import (
     url_path_for_run,
 )
 from .errors import (
+    AtifMappingError,
     CaptureConfigError,
     CaptureError,
     DamagedLineError,
@@ -45,6 +46,7 @@ from .errors import (
     InvalidRolloutIdError,
     LineTooLongError,
     NotARegularFileError,
+    OtlpExportError,
     RolloutSourceError,
     SchemaValidationError,
     UnknownSchemaError,
@@ -71,6 +73,7 @@ from .trajectories import build_token_trajectories
 __version__ = "0.1.0"
 
 __all__ = [
+    "AtifMappingError",
     "CaptureConfig",
     "CaptureConfigError",
     "CaptureError",
@@ -90,6 +93,7 @@ __all__ = [
     "ModelRef",
     "NotARegularFileError",
     "ObservationGap",
+    "OtlpExportError",
     "Redactor",
     "RolloutCorrelation",
     "RolloutSourceError",

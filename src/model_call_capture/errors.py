@@ -15,6 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 
 __all__ = [
+    "AtifMappingError",
     "CaptureConfigError",
     "CaptureError",
     "CollectorBusyError",
@@ -23,6 +24,7 @@ __all__ = [
     "InvalidRolloutIdError",
     "LineTooLongError",
     "NotARegularFileError",
+    "OtlpExportError",
     "RolloutSourceError",
     "SchemaValidationError",
     "UnknownSchemaError",
@@ -116,3 +118,11 @@ class SchemaValidationError(CaptureError, ValueError):
         """JSONPath of the offending value, `$` for the document root."""
         self.schema = schema
         """The schema's `$id`, with a `#/$defs/...` fragment for a definition."""
+
+
+class OtlpExportError(CaptureError, RuntimeError):
+    """Spans could not be sent to the OTLP endpoint (refused, unreachable, or no `[otel]` extra)."""
+
+
+class AtifMappingError(CaptureError, ValueError):
+    """A rollout that cannot be written as an ATIF trajectory; the message says why."""

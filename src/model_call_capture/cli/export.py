@@ -8,6 +8,7 @@ The command parses options, calls the export engine and prints; the engine
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -19,6 +20,7 @@ from ..export import export as export_rollouts
 from ..export._parquet import ROW_GROUP_BYTES, pandas_refused
 from ..store import CaptureStore
 from ._common import capture_root, jobs_option, safe_text, stderr, stdout
+from ._interchange import export_interchange, interchange_options
 
 __all__ = ["PAYLOAD_FIELDS", "export", "schema"]
 
@@ -31,14 +33,14 @@ PAYLOAD_FIELDS = PAYLOAD_COLUMNS
 @click.option(
     "--out",
     "out",
-    required=True,
+    default=None,
     type=click.Path(writable=True),
-    help="The file to write (a directory with --partition-by or --incremental).",
+    help="The file to write (a directory with --partition-by, --incremental or --format atif).",
 )
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(list(SINKS)),
+    type=click.Choice([*SINKS, "otlp", "atif"]),
     default=None,
     help="Output format; by default jsonl for a .jsonl/.json file name, else parquet.",
 )
@@ -69,10 +71,11 @@ PAYLOAD_FIELDS = PAYLOAD_COLUMNS
     show_default=True,
     help=f"Most rows in a Parquet row group (fewer once a group holds {ROW_GROUP_BYTES >> 20} MiB).",
 )
+@interchange_options
 @jobs_option()
 def export(
     directory: str,
-    out: str,
+    out: str | None,
     fmt: str | None,
     payloads: bool,
     partition_by: str | None,
@@ -80,6 +83,7 @@ def export(
     tokens: bool,
     row_group_size: int,
     jobs: int | None,
+    **interchange: Any,
 ) -> None:
     """One row per call: `rollout_id` and every ModelCallRecord field.
 
@@ -100,7 +104,18 @@ def export(
       mcc export /data/model-calls --out calls.jsonl --payloads
       mcc export /data/model-calls --out calls/ --partition-by model --incremental
       mcc export /data/model-calls --out trajectories.parquet --tokens
+      mcc export /data/model-calls --format otlp --endpoint http://127.0.0.1:6006
+      mcc export /data/model-calls --format atif --out trajectories/ --agent-name my-agent
+
+    --format otlp sends one OpenTelemetry GenAI span per call to an OTLP/HTTP endpoint
+    (pip install 'model-call-capture[otel]'); --format atif writes one ATIF-v1.7
+    trajectory per rollout and a manifest.jsonl into the new directory --out.
     """
+    if fmt in ("otlp", "atif"):
+        others = bool(partition_by or incremental or tokens or payloads)
+        return export_interchange(directory, out, fmt, others=others, **interchange)
+    if out is None:
+        raise click.ClickException("--out is required")
     columns = [c.strip() for c in partition_by.split(",")] if partition_by else []
     source = CaptureStore(capture_root(directory))
     try:
