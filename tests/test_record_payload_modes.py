@@ -18,6 +18,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from benchmarks.export_scale import generate_captures
+from conftest import FULL_CORPUS
 from model_call_capture.arrow import PAYLOAD_COLUMNS, iter_record_batches
 from model_call_capture.cli import main
 from model_call_capture.contracts import ModelCallRecord
@@ -225,7 +226,9 @@ def test_records_without_payloads_equal_the_records_on_the_corpus(
         )
     path = tmp_path / "corpus.capture.jsonl"
     path.write_bytes(b"\n".join(lines) + b"\n")
-    assert _assert_same_records(path) >= 10
+    # Bodies written on one line become records (the corpus gives 15, its sample in
+    # tests/data 5); the others are damaged lines, which both reads must count alike.
+    assert _assert_same_records(path) >= (10 if FULL_CORPUS else 3)
 
 
 def test_records_without_payloads_equal_the_records_on_gyms_files(gym_reference_dir: Path) -> None:
