@@ -38,12 +38,15 @@ from .correlation import (
     url_path_for_run,
 )
 from .errors import (
+    AtifMappingError,
     CaptureConfigError,
     CaptureError,
     DamagedLineError,
     InvalidRolloutIdError,
     LineTooLongError,
     NotARegularFileError,
+    OtlpExportError,
+    RolloutSourceError,
     SchemaValidationError,
     UnknownSchemaError,
     UnsupportedFormatError,
@@ -69,6 +72,7 @@ from .trajectories import build_token_trajectories
 __version__ = "0.1.0"
 
 __all__ = [
+    "AtifMappingError",
     "CaptureConfig",
     "CaptureConfigError",
     "CaptureError",
@@ -87,8 +91,10 @@ __all__ = [
     "ModelRef",
     "NotARegularFileError",
     "ObservationGap",
+    "OtlpExportError",
     "Redactor",
     "RolloutCorrelation",
+    "RolloutSourceError",
     "SchemaValidationError",
     "StreamReassembler",
     "TokenTrajectory",

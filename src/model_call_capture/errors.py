@@ -15,6 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 
 __all__ = [
+    "AtifMappingError",
     "CaptureConfigError",
     "CaptureError",
     "CollectorBusyError",
@@ -22,6 +23,8 @@ __all__ = [
     "InvalidRolloutIdError",
     "LineTooLongError",
     "NotARegularFileError",
+    "OtlpExportError",
+    "RolloutSourceError",
     "SchemaValidationError",
     "UnknownSchemaError",
     "UnsupportedFormatError",
@@ -34,6 +37,11 @@ class CaptureError(Exception):
 
 class InvalidRolloutIdError(CaptureError, ValueError):
     """A rollout id that could name a path outside the capture directory, or is malformed."""
+
+
+class RolloutSourceError(CaptureError, TypeError):
+    """A reader of rollouts was given something that is none of what it reads: a capture
+    directory, a `CaptureStore`, rollouts or capture files (the message says what it got)."""
 
 
 class UnsupportedFormatError(CaptureError, ValueError):
@@ -104,3 +112,11 @@ class SchemaValidationError(CaptureError, ValueError):
         """JSONPath of the offending value, `$` for the document root."""
         self.schema = schema
         """The schema's `$id`, with a `#/$defs/...` fragment for a definition."""
+
+
+class OtlpExportError(CaptureError, RuntimeError):
+    """Spans could not be sent to the OTLP endpoint (refused, unreachable, or no `[otel]` extra)."""
+
+
+class AtifMappingError(CaptureError, ValueError):
+    """A rollout that cannot be written as an ATIF trajectory; the message says why."""

@@ -26,13 +26,15 @@ No I/O here: callers feed the bytes (the store reads them under its lock protoco
 
 Which function to call (every reader of capture files goes through these):
 
-- By rollout: `CaptureStore(root, max_line_bytes=...)` then `store.iter_lines(id)` (raw),
-  `store.read_available(id)` / `store.read(id)` (`CaptureLine`s), or, in `records`,
-  `iter_model_call_records(store, id)` (records one at a time, `.damaged` after),
-  `read_available_model_call_records` / `read_model_call_records` (lists).
-- By path (`mcc validate`, a directory walk): `store.read_file_lines(path, numbering=...,
-  max_line_bytes=...)` (a `RawLines` over the file, which must be a regular file), then
-  `CaptureLines(...)` or `records.iter_file_records(path, ...)`.
+- Rollouts come from the store (`store.Rollout`: an id and its files; `store.rollouts()`,
+  `store.rollout(id)`, `store.rollouts_from(directory | store | rollouts | files)`).
+- A rollout's lines: `store.RolloutLines(rollout, ...)` (`CaptureLine`s of every file, in
+  order), or its lists `store.read_available(id)` / `store.read(id)`; its records: in
+  `records`, `iter_rollout_records(rollout)` / `iter_model_call_records(store, id)` (one
+  at a time, `.damaged` after), `read_available_model_call_records` /
+  `read_model_call_records` (lists).
+- One file's raw lines (`mcc validate`, which checks files): `store.read_file_lines(path,
+  numbering=..., max_line_bytes=...)`, a `RawLines` over a regular file.
 """
 
 from __future__ import annotations
@@ -152,7 +154,15 @@ class RawLines:
     ones included.
     """
 
-    __slots__ = ("_chunks", "_editor", "count", "max_line_bytes", "size", "unterminated")
+    __slots__ = (
+        "_chunks",
+        "_editor",
+        "count",
+        "max_line_bytes",
+        "numbered",
+        "size",
+        "unterminated",
+    )
 
     def __init__(
         self,
@@ -167,6 +177,8 @@ class RawLines:
         """Lines longer than this are yielded as `OversizedLine`."""
         self.count = 0
         """The file's lines, blank ones included (set when the iteration ends)."""
+        self.numbered = 0
+        """The file's non-blank lines: the gym numbers they took (set when the iteration ends)."""
         self.size = 0
         """The bytes read, set when the iteration ends (where a reader of appended bytes goes on)."""
         self.unterminated = False
@@ -237,7 +249,9 @@ class RawLines:
             if type(line) is OversizedLine or not line.isspace():
                 self.unterminated = True
                 yield (count if editor else index), line
+                index += 1
         self.count = count
+        self.numbered = index
         self.size = size
 
 

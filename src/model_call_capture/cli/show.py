@@ -13,7 +13,7 @@ from rich.text import Text
 
 from .. import _codec
 from ..contracts import ModelCallRecord
-from ..store import CAPTURE_SUFFIX, CaptureStore
+from ..store import CaptureStore
 from ..viewer import CallView, Conversation
 from ._common import (
     RolloutRecords,
@@ -150,9 +150,8 @@ def stats(directory: str, as_json: bool, jobs: int | None, max_line_bytes: int, 
       mcc stats /data/model-calls
       mcc stats ./mcc-demo --json | jq '.[] | {model, calls, latency_p95_ms}'
     """
-    root = capture_root(directory)
-    ids = CaptureStore(root).rollout_ids()
-    files = [StatsJob(root / f"{rollout_id}{CAPTURE_SUFFIX}", max_line_bytes) for rollout_id in ids]
+    rollouts = CaptureStore(capture_root(directory)).rollouts()
+    files = [StatsJob(rollout, max_line_bytes) for rollout in rollouts]
     summary = FileStats()
     errors = []
     for part in map_files(read_file_stats, files, jobs):
@@ -172,7 +171,7 @@ def stats(directory: str, as_json: bool, jobs: int | None, max_line_bytes: int, 
         console,
         STATS_COLUMNS,
         stats_rows(rows),
-        title=f"{summary.calls} calls in {len(ids)} rollouts (latency and TTFT in ms)",
+        title=f"{summary.calls} calls in {len(rollouts)} rollouts (latency and TTFT in ms)",
         wide=wide,
     )
     if summary.damaged:
@@ -272,7 +271,9 @@ def show(directory: str, rollout_id: str, payloads: bool, as_json: bool, wide: b
         click.echo(safe_json(_codec.encode(row["ng_model_call_capture"])))
         return
     conversation = build_conversation(
-        rollout_id, Entries(store, rollout_id), incomplete=store.is_incomplete(rollout_id)
+        rollout_id,
+        Entries(store.rollout(rollout_id), max_line_bytes=store.max_line_bytes),
+        incomplete=store.is_incomplete(rollout_id),
     )
     console = stdout()
     print_table(

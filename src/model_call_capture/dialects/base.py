@@ -20,14 +20,17 @@ from ..contracts import ObservationGap, ToolCall
 from ..sse import SseEvent
 
 __all__ = [
+    "MAX_NOTES",
     "Allowance",
     "Derived",
     "DialectModule",
+    "DroppedNotes",
     "NotList",
     "NotObject",
     "Part",
     "Payload",
     "RequestView",
+    "StatedError",
     "StreamResult",
     "StreamState",
     "Terminal",
@@ -36,6 +39,7 @@ __all__ = [
     "decode_view",
     "escaped_ascii",
     "request_model",
+    "stated_error",
     "text_of",
     "token_count",
     "tool_arguments",
@@ -45,24 +49,62 @@ Terminal = Literal["complete", "incomplete", "failed", "error"]
 """How a stream ended: its dialect's terminal event, or an error event."""
 
 
+MAX_NOTES = 32
+"""Notes a stream keeps on what it could not use; past them it only counts them."""
+
+
+class DroppedNotes:
+    """Short notes on what a stream state could not use, bounded: the first `MAX_NOTES` are
+    kept and the rest only counted, so a hostile stream cannot grow them."""
+
+    __slots__ = ("_kept", "_more")
+
+    def __init__(self) -> None:
+        self._kept: list[str] = []
+        self._more = 0
+
+    def add(self, note: str) -> None:
+        """Note one thing not used."""
+        if len(self._kept) < MAX_NOTES:
+            self._kept.append(note)
+        else:
+            self._more += 1
+
+    def copy(self) -> DroppedNotes:
+        """The same notes, to add to without changing these (notes of a result being built)."""
+        other = DroppedNotes()
+        other._kept = list(self._kept)
+        other._more = self._more
+        return other
+
+    def listed(self) -> list[str]:
+        """The notes for `StreamResult.dropped`: those kept, then how many were not."""
+        if not self._more:
+            return list(self._kept)
+        return [*self._kept, f"{self._more} more notes not kept"]
+
+
 class Allowance:
-    """How many new entries of one kind a stream may still create (each dialect's
-    `MAX_ENTRIES`): `take` is True while there is room; the first refusal calls `refused`,
-    which notes it, and later ones say nothing."""
+    """How many new entries of one kind (`kind`, plural) a stream may still create: each
+    dialect's `MAX_ENTRIES`, past which a new entry is dropped and only the first refusal
+    is noted."""
 
-    __slots__ = ("left",)
+    __slots__ = ("kind", "left", "limit")
 
-    def __init__(self, limit: int) -> None:
+    def __init__(self, kind: str, limit: int) -> None:
+        self.kind = kind
+        self.limit = limit
         self.left = limit
+        """Entries that may still be created (read only: `take` counts; -1 once refused)."""
 
-    def take(self, refused: Callable[[], None]) -> bool:
-        """Count one new entry; False past the limit."""
+    def take(self, notes: DroppedNotes, what: str) -> bool:
+        """Count one new entry (`what`, as a note names it); False past the limit."""
         if self.left > 0:
             self.left -= 1
             return True
         if self.left == 0:
             self.left = -1
-            refused()
+            notes.add(f"{what} and further new {self.kind} dropped: past {self.limit}")
         return False
 
 
@@ -326,3 +368,57 @@ def text_of(value: object) -> str:
         return _codec.encode(value).decode()
     except (TypeError, ValueError, OverflowError):
         return repr(value)
+
+
+class StatedError(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """An error as the API stated it: what its error object says, each member as sent."""
+
+    message: str | None = None
+    type: str | None = None
+    """The error's kind (`rate_limit_error`, `invalid_request_error`, `overloaded_error`)."""
+    code: str | None = None
+    """OpenAI's `code` (`rate_limit_exceeded`, `context_length_exceeded`), as text."""
+    param: str | None = None
+
+
+_ERROR_TEXT = 2_000  # characters of one member kept: an error body is not a payload
+
+
+def _member(value: object) -> str | None:
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, (str, int)):
+        text = str(value)
+        return text if len(text) <= _ERROR_TEXT else text[: _ERROR_TEXT - 1] + "…"
+    return None
+
+
+def stated_error(value: object, *, event: bool = False) -> StatedError | None:
+    """The error a response body (or, with `event`, a stream's error payload) states.
+
+    Every dialect states an error as an object with `message` and a kind: OpenAI's
+    `{"error": {"message", "type", "code", "param"}}` (a JSON reply of any OpenAI path, a
+    chat stream's error chunk, a failed Responses object's `error`), Anthropic's
+    `{"type": "error", "error": {"type", "message"}}` (a reply, or a stream's `error`
+    event), and the Responses `error` event, whose members are at the top
+    (`{"type": "error", "code", "message"}`). A body whose `error` is a string states
+    only a message. None when `value` states no error.
+    """
+    if not isinstance(value, dict):
+        return None
+    inner = value.get("error")
+    if isinstance(inner, str):
+        return StatedError(message=_member(inner))
+    if not isinstance(inner, dict):
+        if not event:
+            return None
+        inner = value  # the error itself: a Responses error event, a chat error payload
+    kind = inner.get("type")
+    message = inner.get("message", inner.get("_raw"))  # `_raw`: an error event not JSON
+    found = StatedError(
+        message=_member(message) if message is not None else None,
+        type=_member(kind) if kind != "error" else None,  # "error" names the event
+        code=_member(inner.get("code")),
+        param=_member(inner.get("param")),
+    )
+    return found if found != StatedError() else None

@@ -11,15 +11,17 @@ import contextlib
 import importlib.util
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import click
 
 from ... import _codec
 from ...arrow import PAYLOAD_COLUMNS
-from ...store import CaptureStore
+from ...store import CaptureStore, Rollout
 from .._common import capture_root, stderr, stdout
 from .._parallel import default_jobs, jobs_option
 from . import _atomic
+from ._cli_interchange import export_interchange, interchange_options
 from ._dataset import check_partition_by, update_dataset, write_dataset_dir
 from ._single import ROW_GROUP_BYTES, Counts, pandas_refused, write_jsonl, write_parquet
 from ._tokens import write_token_jsonl, write_token_parquet
@@ -41,13 +43,8 @@ def _need_pyarrow() -> None:
         )
 
 
-def _capture_paths(directory: str) -> list[Path]:
-    store = CaptureStore(capture_root(directory))
-    return [store.path(rollout_id) for rollout_id in sorted(store.rollout_ids())]
-
-
 def _write_file(
-    paths: list[Path],
+    paths: list[Rollout],
     target: Path,
     fmt: str,
     payloads: bool,
@@ -91,14 +88,14 @@ def _naming_out(target: Path) -> Iterator[None]:
 @click.option(
     "--out",
     "out",
-    required=True,
+    default=None,
     type=click.Path(writable=True),
-    help="The file to write (a directory with --partition-by or --incremental).",
+    help="The file to write (a directory with --partition-by, --incremental or --format atif).",
 )
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["parquet", "jsonl"]),
+    type=click.Choice(["parquet", "jsonl", "otlp", "atif"]),
     default=None,
     help="Output format; by default jsonl for a .jsonl/.json file name, else parquet.",
 )
@@ -129,10 +126,11 @@ def _naming_out(target: Path) -> Iterator[None]:
     show_default=True,
     help=f"Most rows in a Parquet row group (fewer once a group holds {ROW_GROUP_BYTES >> 20} MiB).",
 )
+@interchange_options
 @jobs_option()
 def export(
     directory: str,
-    out: str,
+    out: str | None,
     fmt: str | None,
     payloads: bool,
     partition_by: str | None,
@@ -140,6 +138,7 @@ def export(
     tokens: bool,
     row_group_size: int,
     jobs: int | None,
+    **interchange: Any,
 ) -> None:
     """One row per call: `rollout_id` and every ModelCallRecord field.
 
@@ -160,7 +159,18 @@ def export(
       mcc export /data/model-calls --out calls.jsonl --payloads
       mcc export /data/model-calls --out calls/ --partition-by model --incremental
       mcc export /data/model-calls --out trajectories.parquet --tokens
+      mcc export /data/model-calls --format otlp --endpoint http://127.0.0.1:6006
+      mcc export /data/model-calls --format atif --out trajectories/ --agent-name my-agent
+
+    --format otlp sends one OpenTelemetry GenAI span per call to an OTLP/HTTP endpoint
+    (pip install 'model-call-capture[otel]'); --format atif writes one ATIF-v1.7
+    trajectory per rollout and a manifest.jsonl into the new directory --out.
     """
+    if fmt in ("otlp", "atif"):
+        others = bool(partition_by or incremental or tokens or payloads)
+        return export_interchange(directory, out, fmt, others=others, **interchange)
+    if out is None:
+        raise click.ClickException("--out is required")
     target = Path(out)
     columns = [c.strip() for c in partition_by.split(",")] if partition_by else []
     dataset = bool(columns) or incremental
@@ -179,7 +189,7 @@ def export(
         raise click.ClickException(f"{target}: is a directory (use --partition-by for a dataset)")
     if dataset:
         check_partition_by(columns, payloads)
-    paths = _capture_paths(directory)
+    paths = CaptureStore(capture_root(directory)).rollouts()
     jobs = jobs or default_jobs()
     _atomic.clean_stale(target)
     counts: Counts | None
@@ -196,6 +206,10 @@ def export(
             )
         else:
             counts = _write_file(paths, target, fmt, payloads, row_group_size, jobs, tokens)
+    _report(counts, target, fmt, tokens, directory)
+
+
+def _report(counts: Counts | None, target: Path, fmt: str, tokens: bool, directory: str) -> None:
     if counts is None:
         stdout().print(f"{target} is up to date", soft_wrap=True)
         return
