@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..correlation import rollout_order
 from ._files import CAPTURE_SUFFIX, capture_file_rollout_id
 
 __all__ = ["Rollout", "capture_files_under", "directories_under", "rollout_of_file"]
@@ -60,15 +61,19 @@ def directories_under(root: Path) -> Iterator[Path]:
 
 
 def capture_files_under(root: Path) -> list[Path]:
-    """Every entry named like a capture file in `root` and the directories below it, sorted.
+    """Every entry named like a capture file in `root` and the directories below it, in
+    natural order (`correlation.rollout_order`) per directory.
 
     Whatever its type: a FIFO or a directory named like a capture file is listed too, so
     that a checker (`mcc validate`) reports it as unreadable, by name, instead of skipping
     it in silence (the store's own listings skip it).
     """
     return sorted(
-        p
-        for directory in directories_under(root)
-        for p in directory.iterdir()
-        if p.name.endswith(CAPTURE_SUFFIX)
+        (
+            p
+            for directory in directories_under(root)
+            for p in directory.iterdir()
+            if p.name.endswith(CAPTURE_SUFFIX)
+        ),
+        key=lambda p: (p.parent, rollout_order(p.name.removesuffix(CAPTURE_SUFFIX))),
     )
