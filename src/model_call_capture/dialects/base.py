@@ -1,6 +1,6 @@
 """What every dialect provides (the `DialectModule` protocol), and helpers they share.
 
-A dialect package (`dialects/responses/`, `dialects/chat/`, `dialects/messages/`) holds
+A dialect package (`dialects/responses/`, `dialects/chat/`, `dialects/completions/`, ...) holds
 everything one API dialect knows. The rest of the library talks to it only through the
 names defined here, so adding a dialect means adding one package and one line in
 `dialects/__init__.py`.
@@ -205,7 +205,7 @@ class DialectModule(Protocol):
     """The names every dialect package (`dialects/<name>/__init__.py`) exports."""
 
     NAME: str
-    """`responses`, `chat` or `messages`."""
+    """`responses`, `chat`, `messages` or `completions`."""
     PATH: str
     """The observed request path, e.g. `/v1/responses`."""
     EVENT_NAMES: tuple[str, ...]
@@ -283,6 +283,8 @@ class RequestView(msgspec.Struct, gc=False):
     """
 
     model: Any = None
+    echo: Any = None
+    """Completions: the log-probs of an echoed prompt come before the generated ones."""
 
 
 _request_view = msgspec.json.Decoder(RequestView)

@@ -9,10 +9,10 @@ from typing import Any, TypeVar
 
 import click
 
-from ...errors import OtlpExportError
-from ...store import CaptureStore, Rollout
-from .._common import capture_root, stderr, stdout
-from . import _atomic
+from ..errors import OtlpExportError
+from ..export import _atomic
+from ..store import CaptureStore, Rollout
+from ._common import capture_root, stderr, stdout
 
 __all__ = ["export_interchange", "interchange_options"]
 
@@ -92,8 +92,8 @@ def _rollouts(directory: str) -> list[Rollout]:
 def _otlp(
     directory: str, endpoint: str | None, headers: tuple[str, ...], content: bool, since: str | None
 ) -> None:
-    from ...otlp import SpanSender
-    from ._interchange import send_otlp
+    from ..export._interchange import send_otlp
+    from ..otlp import SpanSender
 
     if endpoint is None:
         raise click.ClickException("--format otlp needs --endpoint URL")
@@ -118,7 +118,7 @@ def _otlp(
 def _atif(
     directory: str, out: str | None, session_id: str | None, agent_name: str, agent_version: str
 ) -> None:
-    from ._interchange import write_atif
+    from ..export._interchange import write_atif
 
     if out is None:
         raise click.ClickException(
