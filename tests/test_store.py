@@ -676,7 +676,7 @@ def test_a_batch_error_reaches_every_line_as_its_own_copy(
     monkeypatch.setattr(os, "fsync", fsync)
     threads, outcome = _start_batch(store, fsync, 3)
     error = OSError(errno.ENOSPC, "No space left on device", "/captures/r.capture.jsonl")
-    monkeypatch.setattr(_writer, "_write_durably", lambda path, lines, creation: [error] * 3)
+    monkeypatch.setattr(_writer, "_write_durably", lambda path, lines, creation, **_: [error] * 3)
     fsync.release.set()
     for t in threads:
         t.join()
@@ -736,7 +736,7 @@ def test_an_interrupted_batch_leader_fails_its_batch_and_releases_the_file(
     monkeypatch.setattr(os, "fsync", fsync)
     threads, outcome = _start_batch(store, fsync, 3, leader="held")
 
-    def interrupted(path: str, lines: list[bytes], creation: object) -> None:
+    def interrupted(path: str, lines: list[bytes], creation: object, **_: object) -> None:
         raise KeyboardInterrupt
 
     monkeypatch.setattr(_writer, "_write_durably", interrupted)
