@@ -155,7 +155,9 @@ def _batches_written_alone(path: Path) -> Iterator[None]:
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
     real = _writer._write_durably
 
-    def write(path: str, lines: Sequence[bytes | bytearray], creation: object) -> None:
+    def write(
+        path: str, lines: Sequence[bytes | bytearray], creation: object, *, strict: bool = False
+    ) -> None:
         os.writev(fd, lines)
         os.fsync(fd)
 

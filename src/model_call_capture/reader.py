@@ -362,7 +362,7 @@ class CaptureLines:
     every line gets the verdict and the index `decode` gives it.
     """
 
-    __slots__ = ("_decode", "_decode_run", "_lines", "damaged", "path", "strict")
+    __slots__ = ("_decode", "_decode_run", "_lines", "damaged", "damaged_files", "path", "strict")
 
     def __init__(
         self,
@@ -382,6 +382,8 @@ class CaptureLines:
         """Raise on the first damaged line instead of counting it."""
         self.damaged = 0
         """Damaged lines skipped so far."""
+        self.damaged_files: dict[Path, int] = {}
+        """Damaged lines skipped so far, by the file they are in."""
 
     def __iter__(self) -> Iterator[tuple[int, CaptureLine]]:
         lines = self._lines
@@ -408,28 +410,38 @@ class CaptureLines:
     def _decoded(self, lines: Iterable[tuple[int, bytes]]) -> Iterator[tuple[int, CaptureLine]]:
         decode = self._decode
         path = self.path
+        # A rollout of several files (`store.MergedLines`) says which file, and where in
+        # it, each line is: errors name that, not the line's place in the merge.
+        merged = self._lines if hasattr(self._lines, "source") else None
         for index, raw in lines:
+            at = index
+            if merged is not None:
+                path, at = merged.source, merged.position
             if type(raw) is OversizedLine:
                 if self.strict:
                     raise LineTooLongError(
-                        f"capture line too long in {path}, line {index} (0-based, blank lines "
+                        f"capture line too long in {path}, line {at} (0-based, blank lines "
                         f"not counted): {raw.size} bytes, over the cap of this reader",
                         path=path,
-                        line_index=index,
+                        line_index=at,
                         size=raw.size,
                     )
-                self.damaged += 1
+                self._count_damaged(path)
                 continue
             try:
-                line = decode(raw, path=path, line_index=index)
+                line = decode(raw, path=path, line_index=at)
             except _DAMAGED as exc:
                 if self.strict:
                     raise DamagedLineError(
-                        f"damaged capture line in {path}, line {index} (0-based, blank lines "
+                        f"damaged capture line in {path}, line {at} (0-based, blank lines "
                         f"not counted): {exc}",
                         path=path,
-                        line_index=index,
+                        line_index=at,
                     ) from exc
-                self.damaged += 1
+                self._count_damaged(path)
                 continue
             yield index, line
+
+    def _count_damaged(self, path: Path) -> None:
+        self.damaged += 1
+        self.damaged_files[path] = self.damaged_files.get(path, 0) + 1

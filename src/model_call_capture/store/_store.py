@@ -27,8 +27,10 @@ from ._files import (
     rollout_id_of,
 )
 from ._locking import NO_LOCKS, flock
+from ._merging import MergedLines
 from ._mounts import Layout, choose_layout
 from ._reading import read_file_lines
+from ._segments import this_host
 
 __all__ = ["CaptureStore", "Listed"]
 
@@ -335,8 +337,9 @@ class CaptureStore:
         """
         yield from self.lines(rollout_id)
 
-    def lines(self, rollout_id: str, *, start: int = 0) -> RawLines:
-        """The rollout's numbered raw lines, as `iter_lines` yields them.
+    def lines(self, rollout_id: str, *, start: int = 0) -> RawLines | MergedLines:
+        """The rollout's numbered raw lines, as `iter_lines` yields them: its shared file's,
+        or when it has segments, all its files' merged (`store/_merging.py`).
 
         From byte `start` (a previous read's `RawLines.size`): only the lines appended
         since, numbered from 0 again.
@@ -344,9 +347,36 @@ class CaptureStore:
         A `reader.RawLines`: `count` and `unterminated` are set once it is iterated; a line
         over `max_line_bytes` is yielded as a `reader.OversizedLine`.
         """
-        return read_file_lines(
-            self.path(rollout_id), max_line_bytes=self.max_line_bytes, start=start
+        path = self.path(rollout_id)
+        segments = self.segment_files(rollout_id)
+        if not segments:
+            return read_file_lines(path, max_line_bytes=self.max_line_bytes, start=start)
+        if start:
+            raise ValueError("a rollout written in several files is read from its start")
+        files = [path, *segments] if os.path.lexists(path) else segments
+        return MergedLines(
+            files, frozenset(segments), host=this_host(), max_line_bytes=self.max_line_bytes
         )
+
+    def segment_files(self, rollout_id: str) -> list[Path]:
+        """The rollout's segments (`store/_segments.py`), sorted by name; [] when it has none.
+
+        When neither the shared file nor the segments directory is found, one listing of
+        the capture directory confirms that: an NFS client may answer a lookup from its
+        negative cache after another host created them (as `exists()` does). A rollout
+        that has one of the two is not listed for: that would make reading every rollout
+        of a directory quadratic.
+        """
+        directory = self.segments_path(rollout_id)
+        names = _segments.names(directory)[0]
+        if (
+            not names
+            and not os.path.lexists(directory)
+            and not os.path.lexists(self.path(rollout_id))
+            and listed(directory)
+        ):
+            names = _segments.names(directory)[0]
+        return [directory / name for name in names]
 
     def read_available(self, rollout_id: str) -> tuple[list[tuple[int, CaptureLine]], int]:
         """Valid lines with their index, and the number of damaged lines.
