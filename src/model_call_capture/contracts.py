@@ -23,6 +23,7 @@ from . import _codec
 __all__ = [
     "CAPTURE_LINE_FORMAT",
     "CaptureConfig",
+    "CaptureLayout",
     "CaptureLine",
     "CaptureLineFormat",
     "Dialect",
@@ -34,7 +35,6 @@ __all__ = [
     "ModelRef",
     "ObservationGap",
     "ResponseSource",
-    "CaptureLayout",
     "StreamRawPolicy",
     "TokenTrajectory",
     "ToolCall",

@@ -77,11 +77,13 @@ class MergedLines:
     docstring). While iterating, `source` is the file of the line just yielded and
     `position` its number in that file. Once
     iterated, `count` holds the lines of all files (blank ones included) and
-    `unterminated` whether a torn last line of a file was yielded.
+    `unterminated` whether a torn last line of a file was yielded. `locked`: the caller
+    holds the shared file's exclusive lock (`mcc compact`), so it is read without taking one.
     """
 
     __slots__ = (
         "_host",
+        "_locked",
         "count",
         "files",
         "max_line_bytes",
@@ -98,6 +100,7 @@ class MergedLines:
         *,
         host: str,
         max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+        locked: bool = False,
     ) -> None:
         self.files = files
         """The rollout's files, in rank order."""
@@ -114,6 +117,7 @@ class MergedLines:
         self.unterminated = False
         """True once a file's last line was yielded without its newline (a torn write)."""
         self._host = host
+        self._locked = locked
 
     def __iter__(self) -> Iterator[tuple[int, bytes]]:
         files = [self._keyed(rank, path) for rank, path in enumerate(self.files)]
@@ -126,7 +130,8 @@ class MergedLines:
 
     def _keyed(self, rank: int, path: Path) -> Iterator[tuple[float, int, int, bytes]]:
         """The lines of one file with their merge keys (see the module docstring)."""
-        lines = RawLines(read_chunks(path), max_line_bytes=self.max_line_bytes)
+        chunks = read_chunks(path, lock=not self._locked)
+        lines = RawLines(chunks, max_line_bytes=self.max_line_bytes)
         key = -math.inf
         for position, raw in lines:
             if lines.unterminated:

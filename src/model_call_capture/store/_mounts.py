@@ -132,7 +132,7 @@ def appends_may_be_lost(mount: Mount) -> str | None:
     return None
 
 
-def choose_layout(root: Path, requested: Layout, mountinfo: Path = MOUNTINFO) -> str:
+def choose_layout(root: Path, requested: Layout, mountinfo: Path | None = None) -> str:
     """The layout the store writes `root` in: `requested`, or for `auto` the mount's answer.
 
     `auto` gives `segments` where `appends_may_be_lost` names a reason, else `shared`
@@ -142,7 +142,8 @@ def choose_layout(root: Path, requested: Layout, mountinfo: Path = MOUNTINFO) ->
     if requested == "segments":
         return _logged(root, "segments", "capture_layout is segments", logging.INFO)
     try:
-        mount = mount_of(root, parse_mountinfo(mountinfo.read_text("utf-8", "replace")))
+        table = (mountinfo or MOUNTINFO).read_text("utf-8", "replace")
+        mount = mount_of(root, parse_mountinfo(table))
     except OSError:  # no /proc (not Linux): nothing to go by
         mount = None
     reason = None if mount is None else appends_may_be_lost(mount)

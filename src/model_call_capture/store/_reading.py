@@ -21,23 +21,26 @@ __all__ = ["read_chunks", "read_file_lines"]
 _READ_CHUNK = 1 << 20
 
 
-def read_chunks(path: Path, *, start: int = 0) -> Iterator[bytes]:
+def read_chunks(path: Path, *, start: int = 0, lock: bool = True) -> Iterator[bytes]:
     """The bytes of the capture file at `path` from offset `start`, in chunks; nothing when
     it is missing (or not longer than `start`).
 
     The shared lock is held only to learn the size: every writer holds the exclusive lock
     for its whole write, so the bytes up to that size are complete lines (or lines torn
     by a crash, which no later write completes). Bytes appended later are not read.
+    Without `lock`, for a caller that holds the exclusive lock itself (`mcc compact`).
     """
     fd = open_for_reading(path)
     if fd is None:
         return
     try:
-        flock(fd, fcntl.LOCK_SH)
+        if lock:
+            flock(fd, fcntl.LOCK_SH)
         try:
             remaining = os.fstat(fd).st_size - start
         finally:
-            flock(fd, fcntl.LOCK_UN)
+            if lock:
+                flock(fd, fcntl.LOCK_UN)
         if start and remaining > 0:
             os.lseek(fd, start, os.SEEK_SET)
         while remaining > 0:

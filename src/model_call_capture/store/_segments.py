@@ -31,14 +31,17 @@ import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
+from typing import NamedTuple
 
 from ._files import SEGMENTS_SUFFIX, Creation, make_dirs, sync_dir
 from ._writer import line_errors, write_buffers
 
 __all__ = [
+    "COMPACTED_PREFIX",
     "SEGMENTS_SUFFIX",
     "SEGMENT_INCOMPLETE_SUFFIX",
     "SEGMENT_SUFFIX",
+    "Names",
     "mark_incomplete",
     "names",
     "remove",
@@ -266,25 +269,44 @@ def mark_incomplete(directory: str, creation: Creation) -> None:
         os.close(dir_fd)
 
 
-def names(directory: Path) -> tuple[list[str], bool]:
-    """The segment names in a rollout's segments `directory` (sorted), and whether any
-    segment marker is there. Entries that are not regular files are ignored."""
-    segments: list[str] = []
-    incomplete = False
+COMPACTED_PREFIX = "compacted."
+"""Name prefix of the mark `mcc compact` leaves in a segments directory (`_compact`)."""
+
+
+class Names(NamedTuple):
+    """What a rollout's segments directory holds (`names`)."""
+
+    segments: list[str]
+    """The segments' names, sorted."""
+    incomplete: list[str]
+    """The segment markers' names."""
+    compacted: list[str]
+    """Marks of a compaction into the shared file (at most one but after a crash)."""
+
+
+def names(directory: Path) -> Names:
+    """The names in a rollout's segments `directory`; empty lists when it is missing.
+    Entries that are not regular files are ignored."""
+    found = Names([], [], [])
     try:
         entries = os.scandir(directory)
     except (FileNotFoundError, NotADirectoryError):
-        return segments, incomplete
+        return found
     with entries:
         for entry in entries:
             name = entry.name
             if name.endswith(SEGMENT_SUFFIX):
-                if entry.is_file(follow_symlinks=False):
-                    segments.append(name)
+                kind = found.segments
             elif name.endswith(SEGMENT_INCOMPLETE_SUFFIX):
-                incomplete = incomplete or entry.is_file(follow_symlinks=False)
-    segments.sort()
-    return segments, incomplete
+                kind = found.incomplete
+            elif name.startswith(COMPACTED_PREFIX):
+                kind = found.compacted
+            else:
+                continue
+            if entry.is_file(follow_symlinks=False):
+                kind.append(name)
+    found.segments.sort()
+    return found
 
 
 def remove(directory: Path) -> None:

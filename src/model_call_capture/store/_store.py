@@ -16,6 +16,7 @@ from ..contracts import CaptureLine
 from ..correlation import validate_rollout_id
 from ..reader import DEFAULT_MAX_LINE_BYTES, CaptureLines, RawLines
 from . import _segments, _writer
+from ._compact import Compacted, already_in_shared, compact
 from ._files import (
     CAPTURE_SUFFIX,
     INCOMPLETE_SUFFIX,
@@ -230,7 +231,7 @@ class CaptureStore:
         """
         if os.path.lexists(self.incomplete_path(rollout_id)):
             return True
-        return _segments.names(self.segments_path(rollout_id))[1]
+        return bool(_segments.names(self.segments_path(rollout_id)).incomplete)
 
     def clear(self, rollout_id: str) -> None:
         """Remove the rollout's capture file and incomplete marker (missing files are fine).
@@ -368,15 +369,25 @@ class CaptureStore:
         of a directory quadratic.
         """
         directory = self.segments_path(rollout_id)
-        names = _segments.names(directory)[0]
+        shared = self.path(rollout_id)
+        found = _segments.names(directory)
         if (
-            not names
+            not found.segments
             and not os.path.lexists(directory)
-            and not os.path.lexists(self.path(rollout_id))
+            and not os.path.lexists(shared)
             and listed(directory)
         ):
-            names = _segments.names(directory)[0]
-        return [directory / name for name in names]
+            found = _segments.names(directory)
+        done = already_in_shared(directory, shared, found.compacted)
+        return [directory / name for name in found.segments if name not in done]
+
+    def compact(self, rollout_id: str) -> Compacted:
+        """Rewrite the rollout's segments into its shared file, atomically (`mcc compact`).
+
+        Idempotent; a rollout whose segments may still be written is left alone, and the
+        result says why (`store/_compact.py`).
+        """
+        return compact(self, rollout_id, self._created)
 
     def read_available(self, rollout_id: str) -> tuple[list[tuple[int, CaptureLine]], int]:
         """Valid lines with their index, and the number of damaged lines.
