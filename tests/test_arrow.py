@@ -13,6 +13,7 @@ import pytest
 from model_call_capture import _codec
 from model_call_capture.arrow import PAYLOAD_COLUMNS, iter_record_batches, record_schema
 from model_call_capture.contracts import ModelCallRecord
+from model_call_capture.errors import RolloutSourceError
 from model_call_capture.records import read_available_model_call_records
 from model_call_capture.store import CaptureStore
 
@@ -113,8 +114,45 @@ def test_damaged_lines_are_skipped_and_counted(demo_calls: Path, tmp_path: Path)
 
 
 def test_a_file_that_is_not_a_capture_file_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "x.jsonl").write_bytes(b"{}\n")
     with pytest.raises(ValueError, match="not a capture file"):
         list(iter_record_batches([tmp_path / "x.jsonl"]))
+    with pytest.raises(FileNotFoundError, match="no such capture file or directory"):
+        list(iter_record_batches(tmp_path / "missing"))
+
+
+def test_a_directory_a_store_rollouts_and_files_give_the_same_rows(demo_calls: Path) -> None:
+    def rows(source: Any) -> list[dict[str, Any]]:
+        table = pa.Table.from_batches(list(iter_record_batches(source)))
+        listed: list[dict[str, Any]] = table.to_pylist()
+        return listed
+
+    store = CaptureStore(demo_calls)
+    expected = rows(_paths(demo_calls))
+    assert len(expected) > 20
+    assert rows(str(demo_calls)) == expected  # a str is a directory, not characters
+    assert rows(demo_calls) == expected
+    assert rows(store) == expected
+    assert rows(store.rollouts()) == expected
+    assert rows([str(p) for p in _paths(demo_calls)]) == expected
+
+
+@pytest.mark.parametrize(
+    ("source", "got"),
+    [
+        (7, "got a int"),
+        (b"dir", "got a bytes"),
+        ({"a": 1}, "got a dict"),
+        ([3.5], "a list holding a float"),
+    ],
+)
+def test_what_is_not_rollouts_is_refused_saying_what_it_is(source: Any, got: str) -> None:
+    with pytest.raises(RolloutSourceError, match=got) as refused:
+        list(iter_record_batches(source))
+    assert isinstance(refused.value, TypeError)
+    assert "expected a capture directory, a CaptureStore, rollouts or capture files" in str(
+        refused.value
+    )
 
 
 def test_no_files_yield_no_batches() -> None:

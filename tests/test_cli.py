@@ -9,6 +9,7 @@ the standard library as an independent oracle.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -29,9 +30,12 @@ ROLLOUT_DIALECTS = ["chat", "chat", "responses", "responses", "messages", "messa
 
 
 def _mcc(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    # Piped without COLUMNS: tables at their natural width, whatever the caller's terminal.
+    env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
     return subprocess.run(
         [sys.executable, "-m", "model_call_capture.cli", *args],
         cwd=cwd,
+        env=env,
         capture_output=True,
         text=True,
         timeout=120,
@@ -51,8 +55,9 @@ Run = Callable[..., tuple[int, str, str]]
 
 
 @pytest.fixture
-def mcc(capsys: pytest.CaptureFixture[str]) -> Run:
-    """Run `main(argv)` in-process: (exit code, stdout, stderr)."""
+def mcc(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> Run:
+    """Run `main(argv)` in-process: (exit code, stdout, stderr), piped without COLUMNS."""
+    monkeypatch.delenv("COLUMNS", raising=False)
 
     def run(*args: str) -> tuple[int, str, str]:
         with pytest.raises(SystemExit) as exited:
@@ -290,7 +295,9 @@ def test_show_prints_the_conversation_in_order(demo: tuple[Path, Any], mcc: Run)
     positions = [conversation.find(text) for text in wanted]
     assert -1 not in positions, [t for t, p in zip(wanted, positions, strict=True) if p < 0]
     assert positions == sorted(positions)
-    assert "model demo-claude  dialect messages  status 200  finish end_turn  in 120  out 40" in out
+    # The call's figures, as its panel wraps them at 80 columns.
+    words = " ".join(out.replace("│", " ").split())
+    assert "model demo-claude dialect messages status 200 finish end_turn in 120 out 40" in words
 
 
 def test_show_json_is_the_attachment_with_payloads_on_request(

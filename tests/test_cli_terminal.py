@@ -86,8 +86,9 @@ def test_captured_strings_are_never_markup(
 
 
 def test_control_characters_are_shown_escaped(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setenv("COLUMNS", "300")  # long escaped names on one line
     store = CaptureStore(tmp_path)
     store.append(
         "r",
@@ -151,8 +152,9 @@ def test_safe_text_escapes_controls_and_keeps_text() -> None:
 
 
 def test_show_prints_damaged_lines_and_gaps_where_they_are(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setenv("COLUMNS", "300")  # long escaped names on one line
     store = CaptureStore(tmp_path)
     first = json.loads(_line("gpt-4o"))
     first["gaps"] = [{"code": "raw_text_cut", "detail": f"kept {OSC52}"}]

@@ -20,14 +20,15 @@ ray = pytest.importorskip("ray")
 
 from model_call_capture.arrow import record_schema  # noqa: E402
 from model_call_capture.contracts import ModelCallRecord  # noqa: E402
+from model_call_capture.errors import RolloutSourceError  # noqa: E402
 from model_call_capture.ray import (  # noqa: E402
     ModelCallDatasource,
-    capture_files,
-    group_files,
+    capture_rollouts,
+    group_rollouts,
     read_model_calls,
 )
 from model_call_capture.records import read_model_call_records  # noqa: E402
-from model_call_capture.store import CaptureStore  # noqa: E402
+from model_call_capture.store import CaptureStore, Rollout  # noqa: E402
 
 _MCC = (sys.executable, "-m", "model_call_capture.cli")
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore::FutureWarning")
@@ -121,17 +122,34 @@ def test_read_tasks_are_planned_from_file_sizes(demo_calls: Path) -> None:
 
 
 def test_groups_are_consecutive_and_balanced_by_bytes() -> None:
-    files = [(Path(f"{i}.capture.jsonl"), size) for i, size in enumerate([90, 5, 5, 5, 5, 90])]
-    groups = group_files(files, 3)
-    assert [[p.name for p, _ in g] for g in groups] == [
-        ["0.capture.jsonl"],
-        ["1.capture.jsonl", "2.capture.jsonl", "3.capture.jsonl", "4.capture.jsonl"],
-        ["5.capture.jsonl"],
+    rollouts = [
+        (Rollout(str(i), (Path(f"{i}.capture.jsonl"),)), size)
+        for i, size in enumerate([90, 5, 5, 5, 5, 90])
     ]
-    assert [len(g) for g in group_files(files, 100)] == [1] * 6
-    assert group_files([], 4) == []
+    groups = group_rollouts(rollouts, 3)
+    assert [[r.id for r, _ in g] for g in groups] == [["0"], ["1", "2", "3", "4"], ["5"]]
+    assert [len(g) for g in group_rollouts(rollouts, 100)] == [1] * 6
+    assert group_rollouts([], 4) == []
 
 
-def test_a_missing_path_is_refused_on_the_driver(tmp_path: Path) -> None:
+def test_a_directory_stands_for_its_rollouts_and_those_below_it(
+    demo_calls: Path, tmp_path: Path
+) -> None:
+    below = tmp_path / "runs" / "a"
+    below.mkdir(parents=True)
+    (below / "7-0.capture.jsonl").write_bytes((demo_calls / "0-0.capture.jsonl").read_bytes())
+    (tmp_path / "runs" / "b.capture.jsonl").write_bytes(b"")
+    found = [(r.id, r.files) for r, _ in capture_rollouts(tmp_path / "runs")]
+    assert found == [
+        ("b", (tmp_path / "runs" / "b.capture.jsonl",)),
+        ("7-0", (below / "7-0.capture.jsonl",)),
+    ]
+    store = CaptureStore(demo_calls)
+    assert [r for r, _ in capture_rollouts(store)] == store.rollouts()
+
+
+def test_a_missing_path_or_a_wrong_type_is_refused_on_the_driver(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError, match="no such capture file or directory"):
-        capture_files([tmp_path / "nope"])
+        capture_rollouts([tmp_path / "nope"])
+    with pytest.raises(RolloutSourceError, match="got a int"):
+        capture_rollouts(7)  # type: ignore[arg-type]

@@ -28,8 +28,9 @@ from model_call_capture.records import (
     Payloads,
     decode_line_lazily,
     decode_line_without_payloads,
-    iter_file_records,
+    iter_rollout_records,
 )
+from model_call_capture.store import CaptureStore, Rollout
 
 _UNSET_PAYLOADS = dict.fromkeys(PAYLOAD_COLUMNS, msgspec.UNSET)
 
@@ -84,7 +85,7 @@ def _without_payloads(record: ModelCallRecord) -> ModelCallRecord:
 
 def _outcome(path: Path, payloads: bool) -> tuple[list[ModelCallRecord], int]:
     mode: Payloads = "lazy" if payloads else "omitted"
-    stream = iter_file_records(path, payloads=mode)
+    stream = iter_rollout_records(Rollout("r", (path,)), payloads=mode)
     records = list(stream)
     return records, stream.damaged
 
@@ -112,7 +113,10 @@ def test_each_hostile_line_gives_the_record_or_the_verdict_it_gives_with_payload
 def _strict_outcome(path: Path, payloads: bool) -> Any:
     mode: Payloads = "lazy" if payloads else "omitted"
     try:
-        return [_without_payloads(r) for r in iter_file_records(path, strict=True, payloads=mode)]
+        return [
+            _without_payloads(r)
+            for r in iter_rollout_records(Rollout("r", (path,)), strict=True, payloads=mode)
+        ]
     except DamagedLineError as exc:
         return (type(exc), str(exc))
 
@@ -185,13 +189,17 @@ def test_a_newer_format_and_a_line_over_the_cap_are_still_named(tmp_path: Path) 
     path = tmp_path / "r.capture.jsonl"
     path.write_bytes(b'{"format":"model-call-capture/2","request":[1]}\n')
     with pytest.raises(UnsupportedFormatError, match="newer than this reader"):
-        list(iter_file_records(path, payloads="omitted"))
+        list(iter_rollout_records(Rollout("r", (path,)), payloads="omitted"))
     with pytest.raises(UnsupportedFormatError):
         decode_capture_line(b'{"format":"model-call-capture/2"}')
     path.write_bytes(b'{"model_call_id":"a","request":{"model":"' + b"m" * 100 + b'"}}\n')
     with pytest.raises(LineTooLongError, match="line 0"):
-        list(iter_file_records(path, strict=True, max_line_bytes=50, payloads="omitted"))
-    stream = iter_file_records(path, max_line_bytes=50, payloads="omitted")
+        list(
+            iter_rollout_records(
+                Rollout("r", (path,)), strict=True, max_line_bytes=50, payloads="omitted"
+            )
+        )
+    stream = iter_rollout_records(Rollout("r", (path,)), max_line_bytes=50, payloads="omitted")
     assert (list(stream), stream.damaged) == ([], 1)
 
 
@@ -257,7 +265,7 @@ def test_an_export_of_many_files_per_table_is_the_same_bytes_whatever_the_jobs(
     # 520 files: two files per worker table without payloads (`_single.file_groups`).
     captures = tmp_path / "captures"
     generate_captures(captures, rollouts=520, calls=2, payload_bytes=700)
-    assert [len(g) for g in file_groups(sorted(captures.iterdir()), False)] == [2] * 260
+    assert [len(g) for g in file_groups(CaptureStore(captures).rollouts(), False)] == [2] * 260
     outs = [tmp_path / f"jobs{n}.parquet" for n in (1, 3)]
     for jobs, out in zip((1, 3), outs, strict=True):
         with pytest.raises(SystemExit) as exited:

@@ -33,12 +33,12 @@ from model_call_capture.records import (
     aggregate_model_call_records,
     build_model_call_record,
     decode_line_lazily,
-    iter_file_records,
     iter_model_call_records,
+    iter_rollout_records,
     read_available_model_call_records,
     read_model_call_records,
 )
-from model_call_capture.store import CaptureStore
+from model_call_capture.store import CaptureStore, Rollout
 
 REF = ModelRef(type="responses_api_models", name="policy")
 
@@ -680,29 +680,42 @@ def test_a_rollout_stream_skips_damaged_lines_unless_strict_and_keeps_the_raw_li
     stream = iter_model_call_records(store, "r")
     assert [(r.call_index, r.model_call_id) for r in stream] == [(0, "a"), (2, "b")]
     assert stream.damaged == 1
-    # The raw lines behind the records: 4 lines, the blank one included; the last one has
-    # no newline.
-    assert (stream.lines.count, stream.lines.unterminated) == (4, True)
+    # The lines behind the records: 4, the blank one included.
+    assert stream.lines.count == 4
     with pytest.raises(DamagedLineError, match="line 1"):
         list(iter_model_call_records(store, "r", strict=True))
 
 
-def test_a_file_stream_reads_any_name_with_its_own_line_cap(tmp_path: Path) -> None:
+def test_a_rollout_of_any_file_name_is_read_with_its_own_line_cap(tmp_path: Path) -> None:
     path = tmp_path / "exported.jsonl"
     long_line = b'{"model_call_id":"' + b"x" * 60 + b'"}'
     path.write_bytes(b'{"model_call_id":"a"}\n{bad\n' + long_line + b"\n")
-    stream = iter_file_records(path)
+    stream = iter_rollout_records(Rollout("r", (path,)))
     assert [(r.call_index, r.model_call_id) for r in stream] == [(0, "a"), (2, "x" * 60)]
     assert (stream.damaged, stream.lines.count) == (1, 3)
     with pytest.raises(DamagedLineError) as info:
-        list(iter_file_records(path, strict=True))
+        list(iter_rollout_records(Rollout("r", (path,)), strict=True))
     assert (info.value.path, info.value.line_index) == (path, 1)
     assert str(path) in str(info.value)
     # A 40-byte cap makes the 80-byte line damaged too.
-    capped = iter_file_records(path, max_line_bytes=40)
+    capped = iter_rollout_records(Rollout("r", (path,)), max_line_bytes=40)
     assert [r.model_call_id for r in capped] == ["a"]
     assert capped.damaged == 2
     path.write_bytes(b'{"model_call_id":"a"}\n' + long_line + b"\n")
     with pytest.raises(LineTooLongError) as too_long:
-        list(iter_file_records(path, strict=True, max_line_bytes=40))
+        list(iter_rollout_records(Rollout("r", (path,)), strict=True, max_line_bytes=40))
     assert (too_long.value.line_index, too_long.value.size) == (1, 80)
+
+
+def test_a_rollout_of_several_files_numbers_its_lines_on_across_them(tmp_path: Path) -> None:
+    first, second = tmp_path / "r.capture.jsonl", tmp_path / "r.part-2"
+    first.write_bytes(b'{"model_call_id":"a"}\n\n{bad\n')
+    second.write_bytes(b'{"model_call_id":"b"}\n{"model_call_id":"c"}\n[1]\n')
+    rollout = Rollout("r", (first, second, tmp_path / "gone"))
+    stream = iter_rollout_records(rollout)
+    assert [(r.call_index, r.model_call_id) for r in stream] == [(0, "a"), (2, "b"), (3, "c")]
+    assert (stream.damaged, stream.lines.count) == (2, 6)
+    with pytest.raises(DamagedLineError) as info:
+        list(iter_rollout_records(Rollout("r", (second, first)), strict=True))
+    # The error names the file and the line in that file.
+    assert (info.value.path, info.value.line_index) == (second, 2)

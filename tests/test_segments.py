@@ -1,4 +1,4 @@
-"""The segment layout (store/_segments.py, _merging.py, _compact.py): per-writer files, the
+"""The segment layout (store/_segments.py, _reading.py, _compact.py): per-writer files, the
 merge order every reader gives, `auto`, and `mcc compact`."""
 
 from __future__ import annotations
@@ -78,7 +78,7 @@ def test_a_segment_name_already_taken_is_never_appended_to(
     taken = directory / f"{_segments.this_host()}.{os.getpid()}.00000000.jsonl"
     taken.write_bytes(_raw("theirs", 1) + b"\n")
     draws = iter(["00000000", "11111111"])
-    monkeypatch.setattr(_segments.secrets, "token_hex", lambda n: next(draws))
+    monkeypatch.setattr("secrets.token_hex", lambda n: next(draws))
     CaptureStore(tmp_path, layout="segments").append("r", _raw("mine", 2))
     assert taken.read_bytes() == _raw("theirs", 1) + b"\n"
     mine = directory / f"{_segments.this_host()}.{os.getpid()}.11111111.jsonl"
@@ -171,23 +171,6 @@ def test_auto_turns_to_segments_when_flock_is_refused_and_says_so_once(
     # The shared file was created by the first try and holds nothing: no line was lost or doubled.
     assert (tmp_path / "r.capture.jsonl").read_bytes() == b""
     assert _ids(CaptureStore(tmp_path), "r") == ["c0", "c1", "c2"]
-
-
-def test_a_forced_shared_layout_without_flock_appends_unlocked_as_before(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
-) -> None:
-    def no_locks(fd: int, operation: int) -> None:
-        raise OSError(errno.ENOLCK, "No locks available")
-
-    monkeypatch.setattr(fcntl, "flock", no_locks)
-    monkeypatch.setattr(_locking, "_warned_no_locks", False)
-    store = CaptureStore(tmp_path, layout="shared")
-    with caplog.at_level(logging.WARNING, logger="model_call_capture.store"):
-        for i in range(3):
-            store.append("r", _raw(f"c{i}", i))
-    assert [p.name for p in tmp_path.iterdir()] == ["r.capture.jsonl"]
-    assert _ids(store, "r") == ["c0", "c1", "c2"]
-    assert len(caplog.records) == 1 and "does not support flock" in caplog.messages[0]
 
 
 def test_an_unknown_layout_is_refused() -> None:

@@ -26,7 +26,15 @@ from model_call_capture.errors import (
     InvalidRolloutIdError,
     UnsupportedFormatError,
 )
-from model_call_capture.store import CaptureStore, Listed, _locking, _writer, read_file_lines
+from model_call_capture.store import (
+    CaptureStore,
+    FileVersion,
+    ListedRollout,
+    Rollout,
+    _locking,
+    _writer,
+    read_file_lines,
+)
 
 
 def _line(call_id: str, **fields: object) -> CaptureLine:
@@ -53,7 +61,7 @@ def test_invalid_rollout_id_is_refused_before_touching_a_path(tmp_path: Path) ->
         lambda: store.append("../escape", _line("c")),
         lambda: store.read("../escape"),
         lambda: store.read_available("/abs"),
-        lambda: list(store.iter_lines("a/b")),
+        lambda: store.rollout("a/b"),
         lambda: store.mark_incomplete(".."),
         lambda: store.is_incomplete(".."),
         lambda: store.clear("../x"),
@@ -715,7 +723,7 @@ def test_the_batch_leader_raises_the_error_itself_and_the_others_a_copy_of_it(
     for t in threads:
         t.join()
     monkeypatch.undo()
-    ids = [json.loads(raw)["model_call_id"] for _, raw in store.iter_lines("r")]
+    ids = [json.loads(raw)["model_call_id"] for _, raw in read_file_lines(store.path("r"))]
     assert ids[0] == "leader" and sorted(ids[1:]) == ["f0", "f1", "f2"]
     batch_leader, *others = (outcome[i] for i in ids[1:])
     assert isinstance(batch_leader, OSError) and batch_leader.__cause__ is injected
@@ -902,7 +910,7 @@ def test_reading_a_missing_rollout_gives_nothing(tmp_path: Path) -> None:
     store = CaptureStore(tmp_path / "absent")
     assert store.read("r") == []
     assert store.read_available("r") == ([], 0)
-    assert list(store.iter_lines("r")) == []
+    assert list(read_file_lines(store.path("r"))) == []
     assert store.rollout_ids() == []
 
 
@@ -910,7 +918,7 @@ def test_lines_appended_after_a_read_started_are_not_read(tmp_path: Path) -> Non
     store = CaptureStore(tmp_path)
     store.append("r", _line("a"))
     store.append("r", _line("b"))
-    lines = store.iter_lines("r")
+    lines = iter(read_file_lines(store.path("r")))
     first = next(lines)  # the file is open and its size known from here on
     store.append("r", _line("late"))
     ids = [json.loads(raw)["model_call_id"] for _, raw in [first, *lines]]
@@ -925,7 +933,7 @@ def test_every_byte_is_read_across_chunks_down_to_a_one_byte_file(tmp_path: Path
     big = msgspec.json.encode(_line("big", request={"pad": "p" * ((1 << 20) - 40)}))
     tail = b"\n" * (1 + (1 << 20) - (len(big) % (1 << 20)))
     store.path("r").write_bytes(big + tail)
-    lines = store.lines("r")
+    lines = read_file_lines(store.path("r"))
     assert [len(raw) for _, raw in lines] == [len(big)]
     assert (lines.count, lines.unterminated) == (len(tail), False)  # blank ones included
     store.path("t").write_bytes(b"{")  # one byte: a line torn by a crash
@@ -944,7 +952,7 @@ def test_a_file_read_with_editor_numbering_counts_from_one_with_blank_lines(
 def test_gym_numbering_skips_blank_lines_and_counts_damaged_ones(gym_reference_dir: Path) -> None:
     # collection/9-8: call-A, {not-json}, blank, [1,2], spaces, call-B, a torn last line.
     store = CaptureStore(gym_reference_dir / "collection")
-    assert [(i, raw[:20]) for i, raw in store.iter_lines("9-8")] == [
+    assert [(i, raw[:20]) for i, raw in read_file_lines(store.path("9-8"))] == [
         (0, b'{"model_call_id":"ca'),
         (1, b"{not-json}"),
         (2, b"[1,2]"),
@@ -1067,26 +1075,31 @@ def test_listing_says_what_changed_without_opening_a_file(tmp_path: Path) -> Non
     (tmp_path / "notes.txt").write_text("not a capture")
     info = store.path("1-0").stat()
     assert store.listing() == {
-        "1-0": Listed((info.st_ino, info.st_size, info.st_mtime_ns), True),
-        "2-0": Listed(None, True),
+        "1-0": ListedRollout(
+            Rollout("1-0", (store.path("1-0"),)),
+            (FileVersion(info.st_ino, info.st_size, info.st_mtime_ns),),
+            True,
+        ),
+        "2-0": ListedRollout(Rollout("2-0", ()), (), True),
     }
+    assert store.rollouts() == [store.listing()[i].rollout for i in ("1-0", "2-0")]
     store.append("1-0", _line("b"))
-    grown = store.listing()["1-0"].file
-    assert grown is not None and grown[0] == info.st_ino and grown[1] > info.st_size
+    (grown,) = store.listing()["1-0"].versions
+    assert grown.inode == info.st_ino and grown.size > info.st_size
     assert CaptureStore(tmp_path / "missing").listing() == {}
 
 
 def test_lines_from_an_offset_are_what_was_appended_since(tmp_path: Path) -> None:
     store = CaptureStore(tmp_path)
     store.append("r", _line("a"))
-    first = store.lines("r")
+    first = read_file_lines(store.path("r"))
     assert [raw for _, raw in first] != [] and first.size == store.path("r").stat().st_size
     store.append("r", _line("b"))
     store.append("r", _line("c"))
-    rest = store.lines("r", start=first.size)
+    rest = read_file_lines(store.path("r"), start=first.size)
     assert [_codec.decode(raw)["model_call_id"] for _, raw in rest] == ["b", "c"]
     assert first.size + rest.size == store.path("r").stat().st_size
-    assert list(store.lines("r", start=first.size + rest.size)) == []
+    assert list(read_file_lines(store.path("r"), start=first.size + rest.size)) == []
 
 
 def test_read_available_counts_each_kind_of_damage_and_keeps_every_good_line(
@@ -1308,7 +1321,8 @@ def test_a_filesystem_without_flock_still_captures(
 
     monkeypatch.setattr(fcntl, "flock", no_locks)
     monkeypatch.setattr(_locking, "_warned_no_locks", False)
-    store = CaptureStore(tmp_path)
+    # The shared layout forced: `auto` writes segments there (tests/test_segments.py).
+    store = CaptureStore(tmp_path, layout="shared")
     with caplog.at_level("WARNING", logger="model_call_capture.store"):
         for i in range(3):
             store.append("r", _line(f"c{i}"))

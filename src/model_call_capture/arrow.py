@@ -24,9 +24,9 @@ import msgspec
 
 from . import _codec
 from .contracts import ModelCallRecord, ModelRef, TokenTrajectory, ToolCall
-from .records import iter_file_records, read_available_model_call_records
-from .store import CAPTURE_SUFFIX, CaptureStore
-from .store._files import rollout_id_of
+from .reader import DEFAULT_MAX_LINE_BYTES
+from .records import iter_rollout_records
+from .store import Rollout, RolloutSource, rollouts_from
 from .trajectories import build_token_trajectories
 
 if TYPE_CHECKING:
@@ -273,26 +273,26 @@ def _gaps_array(values: Sequence[Any], type_: pa.DataType) -> pa.Array:
     return pa.array(rows, type=type_, from_pandas=False)
 
 
-def _rollout_id(path: Path) -> str:
-    rollout_id = rollout_id_of(path.name)
-    if rollout_id is None or not path.name.endswith(CAPTURE_SUFFIX):
-        raise ValueError(f"{path}: not a capture file (<rollout_id>.capture.jsonl)")
-    return rollout_id
-
-
 class RecordBatches:
-    """Record batches of capture files, iterated once: see `iter_record_batches`.
+    """Record batches of rollouts, iterated once: see `iter_record_batches`.
 
     The counters grow as batches are yielded and are final once the iteration ends.
     """
 
-    __slots__ = ("_it", "damaged", "out_of_range", "payloads", "rows")
+    __slots__ = ("_it", "_max_line_bytes", "damaged", "out_of_range", "payloads", "rows")
 
     def __init__(
-        self, paths: Iterable[str | Path], *, payloads: bool, batch_size: int, batch_bytes: int
+        self,
+        rollouts: Iterable[Rollout],
+        *,
+        payloads: bool,
+        batch_size: int,
+        batch_bytes: int,
+        max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
     ) -> None:
         if batch_size < 1:
             raise ValueError(f"batch_size must be at least 1, got {batch_size}")
+        self._max_line_bytes = max_line_bytes
         self.payloads = payloads
         """Whether the batches carry the payload columns."""
         self.rows = 0
@@ -301,7 +301,7 @@ class RecordBatches:
         """Damaged lines skipped (as `read_available_model_call_records` skips them)."""
         self.out_of_range = 0
         """Values Arrow cannot hold (an int beyond int64) written as null instead."""
-        self._it = self._batches(paths, batch_size, batch_bytes)
+        self._it = self._batches(rollouts, batch_size, batch_bytes)
 
     def __iter__(self) -> Iterator[pa.RecordBatch]:
         return self
@@ -310,16 +310,19 @@ class RecordBatches:
         return next(self._it)
 
     def _batches(
-        self, paths: Iterable[str | Path], batch_size: int, batch_bytes: int
+        self, rollouts: Iterable[Rollout], batch_size: int, batch_bytes: int
     ) -> Iterator[pa.RecordBatch]:
         schema = record_schema(self.payloads)
         columns = _Columns(self.payloads)
-        for path in paths:
-            path = Path(path)
-            rollout_id = _rollout_id(path)
+        for rollout in rollouts:
+            rollout_id = rollout.id
             # Records one at a time: without payloads, lines are decoded in one pass that
             # skips them (`records.decode_line_without_payloads`), with the same values.
-            records = iter_file_records(path, payloads="lazy" if self.payloads else "omitted")
+            records = iter_rollout_records(
+                rollout,
+                max_line_bytes=self._max_line_bytes,
+                payloads="lazy" if self.payloads else "omitted",
+            )
             for record in records:
                 columns.add(rollout_id, record)
                 if len(columns.rows) >= batch_size or columns.size >= batch_bytes:
@@ -337,22 +340,31 @@ class RecordBatches:
 
 
 def iter_record_batches(
-    paths: Iterable[str | Path],
+    source: RolloutSource,
     *,
     payloads: bool = False,
     batch_size: int = 8192,
     batch_bytes: int = DEFAULT_BATCH_BYTES,
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
 ) -> RecordBatches:
-    """Arrow record batches of the calls in capture files `paths`, each with `record_schema(payloads)`.
+    """Arrow record batches of the calls of `source`'s rollouts, each with `record_schema(payloads)`.
 
-    Rows come in file order, then line order; values are the records' own, as
+    `source` is a capture directory, a `CaptureStore`, rollouts or capture files
+    (`store.rollouts_from`; anything else raises `RolloutSourceError` saying what it got).
+    Rows come in rollout order, then line order; values are the records' own, as
     `read_available_model_call_records` gives them (damaged lines skipped and counted).
     A batch holds at most `batch_size` rows and is cut early once its payload text passes
-    `batch_bytes`. Memory is bounded by one batch and one file's records, never by the
-    number of files. The returned iterator's `damaged`, `out_of_range` and `rows` count
+    `batch_bytes`. Memory is bounded by one batch and one rollout's records, never by the
+    number of rollouts. The returned iterator's `damaged`, `out_of_range` and `rows` count
     what was skipped, nulled and yielded.
     """
-    return RecordBatches(paths, payloads=payloads, batch_size=batch_size, batch_bytes=batch_bytes)
+    return RecordBatches(
+        rollouts_from(source),
+        payloads=payloads,
+        batch_size=batch_size,
+        batch_bytes=batch_bytes,
+        max_line_bytes=max_line_bytes,
+    )
 
 
 @functools.cache
@@ -401,18 +413,18 @@ def trajectory_rows(rollout_id: str, trajectories: list[TokenTrajectory]) -> lis
 
 
 class TrajectoryBatches:
-    """Trajectory batches of capture files, iterated once: see `iter_trajectory_batches`."""
+    """Trajectory batches of rollouts, iterated once: see `iter_trajectory_batches`."""
 
     __slots__ = ("_it", "damaged", "rows")
 
-    def __init__(self, paths: Iterable[str | Path], *, batch_size: int) -> None:
+    def __init__(self, rollouts: Iterable[Rollout], *, batch_size: int) -> None:
         if batch_size < 1:
             raise ValueError(f"batch_size must be at least 1, got {batch_size}")
         self.rows = 0
         """Rows (trajectories) yielded so far."""
         self.damaged = 0
         """Damaged lines skipped (as `read_available_model_call_records` skips them)."""
-        self._it = self._batches(paths, batch_size)
+        self._it = self._batches(rollouts, batch_size)
 
     def __iter__(self) -> Iterator[pa.RecordBatch]:
         return self
@@ -420,19 +432,17 @@ class TrajectoryBatches:
     def __next__(self) -> pa.RecordBatch:
         return next(self._it)
 
-    def _batches(self, paths: Iterable[str | Path], batch_size: int) -> Iterator[pa.RecordBatch]:
+    def _batches(self, rollouts: Iterable[Rollout], batch_size: int) -> Iterator[pa.RecordBatch]:
         import pyarrow as pa
 
         schema = trajectory_schema()
         rows: list[dict[str, Any]] = []
-        for path in paths:
-            path = Path(path)
-            rollout_id = _rollout_id(path)
-            records, damaged = read_available_model_call_records(
-                CaptureStore(path.parent), rollout_id
-            )
-            self.damaged += damaged
-            # One rollout's records at a time: they are dropped before the next file is read.
+        for rollout in rollouts:
+            rollout_id = rollout.id
+            stream = iter_rollout_records(rollout)
+            records = list(stream)
+            self.damaged += stream.damaged
+            # One rollout's records at a time: they are dropped before the next one is read.
             rows += trajectory_rows(
                 rollout_id, build_token_trajectories(records, rollout_id=rollout_id)
             )
@@ -452,17 +462,15 @@ class TrajectoryBatches:
         return pa.RecordBatch.from_arrays(arrays, schema=schema)
 
 
-def iter_trajectory_batches(
-    paths: Iterable[str | Path], *, batch_size: int = 1024
-) -> TrajectoryBatches:
-    """Arrow record batches of the token trajectories of capture files `paths` (`trajectory_schema()`).
+def iter_trajectory_batches(source: RolloutSource, *, batch_size: int = 1024) -> TrajectoryBatches:
+    """Arrow record batches of the token trajectories of `source`'s rollouts (`trajectory_schema()`).
 
-    Each file is one rollout: its records (damaged lines skipped and counted, as
-    `read_available_model_call_records` does) go through `build_token_trajectories`, and
-    its trajectories become rows in order. Memory is bounded by one rollout's records and
+    `source` is what `iter_record_batches` takes. Each rollout's records (damaged lines
+    skipped and counted, as `read_available_model_call_records` does) go through
+    `build_token_trajectories`, and its trajectories become rows in order. Memory is bounded by one rollout's records and
     one batch of at most `batch_size` rows; `mcc export --tokens` writes these batches.
     """
-    return TrajectoryBatches(paths, batch_size=batch_size)
+    return TrajectoryBatches(rollouts_from(source), batch_size=batch_size)
 
 
 def open_export_dataset(path: str | Path) -> ds.Dataset:

@@ -22,6 +22,7 @@ __all__ = [
     "InvalidRolloutIdError",
     "LineTooLongError",
     "NotARegularFileError",
+    "RolloutSourceError",
     "SchemaValidationError",
     "UnknownSchemaError",
     "UnsupportedFormatError",
@@ -34,6 +35,11 @@ class CaptureError(Exception):
 
 class InvalidRolloutIdError(CaptureError, ValueError):
     """A rollout id that could name a path outside the capture directory, or is malformed."""
+
+
+class RolloutSourceError(CaptureError, TypeError):
+    """A reader of rollouts was given something that is none of what it reads: a capture
+    directory, a `CaptureStore`, rollouts or capture files (the message says what it got)."""
 
 
 class UnsupportedFormatError(CaptureError, ValueError):

@@ -1,8 +1,8 @@
-"""Capture files as a Ray Dataset: one read task per group of files, decoded in the workers.
+"""Rollouts as a Ray Dataset: one read task per group of rollouts, decoded in the workers.
 
 Needs the `ray` extra (`pip install 'model-call-capture[ray]'`). The driver only lists
-the files and their sizes to plan the read tasks; each task opens its own files in a
-Ray worker and yields Arrow blocks made by `arrow.iter_record_batches`, so the rows
+the rollouts and their files' sizes to plan the read tasks; each task opens its own
+files in a Ray worker and yields Arrow blocks made by `arrow.iter_record_batches`, so the rows
 have exactly the export schema (`arrow.record_schema`) and the values the records have.
 
     import ray
@@ -16,15 +16,14 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
-from collections.abc import Iterable, Iterator, Sequence
-from pathlib import Path
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ray.data import Datasource, ReadTask, read_datasource
 from ray.data.block import BlockMetadata
 
 from .arrow import iter_record_batches, record_schema
-from .store import CAPTURE_SUFFIX
+from .store import Rollout, RolloutSource, rollouts_from
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -32,58 +31,59 @@ if TYPE_CHECKING:
 
 __all__ = ["ModelCallDatasource", "read_model_calls"]
 
-_Paths = str | Path | Iterable[str | Path]
 
+def capture_rollouts(source: RolloutSource) -> list[tuple[Rollout, int]]:
+    """The rollouts `source` names, with the bytes of their files, in a stable order.
 
-def capture_files(paths: _Paths) -> list[tuple[Path, int]]:
-    """The capture files named by `paths`, with their sizes, in a stable order.
-
-    A directory stands for every `*.capture.jsonl` under it (searched recursively, as
-    `mcc validate` does), in path order; a file is taken as given. Raises
-    `FileNotFoundError` for a path that does not exist.
+    `source` is what `arrow.iter_record_batches` takes, except that a directory stands
+    for its rollouts and those of every directory below it, in path order
+    (`store.rollouts_from(..., recursive=True)`). Raises `FileNotFoundError` for a path
+    that does not exist.
     """
-    items = [paths] if isinstance(paths, (str, Path)) else list(paths)
-    files: list[Path] = []
-    for item in items:
-        path = Path(item)
-        if path.is_dir():
-            files.extend(sorted(p for p in path.rglob(f"*{CAPTURE_SUFFIX}") if p.is_file()))
-        elif path.is_file():
-            files.append(path)
-        else:
-            raise FileNotFoundError(f"{path}: no such capture file or directory")
-    return [(path, path.stat().st_size) for path in files]
+    return [(rollout, _size(rollout)) for rollout in rollouts_from(source, recursive=True)]
 
 
-def group_files(files: Sequence[tuple[Path, int]], groups: int) -> list[list[tuple[Path, int]]]:
-    """Split `files` into at most `groups` runs of consecutive files of about equal bytes.
+def _size(rollout: Rollout) -> int:
+    size = 0
+    for path in rollout.files:
+        try:
+            size += path.stat().st_size
+        except FileNotFoundError:  # cleared since it was listed: no lines
+            pass
+    return size
 
-    Consecutive, so the rows of a block are in file order (and the dataset's too when
+
+def group_rollouts(
+    rollouts: Sequence[tuple[Rollout, int]], groups: int
+) -> list[list[tuple[Rollout, int]]]:
+    """Split `rollouts` into at most `groups` runs of consecutive rollouts of about equal bytes.
+
+    Consecutive, so the rows of a block are in rollout order (and the dataset's too when
     Ray's `execution_options.preserve_order` is set); by bytes, so one big rollout does
     not share a task with many others.
     """
-    if not files:
+    if not rollouts:
         return []
-    groups = max(1, min(groups, len(files)))
-    target = sum(size for _, size in files) / groups
-    out: list[list[tuple[Path, int]]] = [[]]
+    groups = max(1, min(groups, len(rollouts)))
+    target = sum(size for _, size in rollouts) / groups
+    out: list[list[tuple[Rollout, int]]] = [[]]
     filled = 0
-    for i, (path, size) in enumerate(files):
-        # Start a new group once this one has its share, keeping one file for each group left.
-        left = len(files) - i
+    for i, (rollout, size) in enumerate(rollouts):
+        # Start a new group once this one has its share, keeping one rollout for each group left.
+        left = len(rollouts) - i
         if out[-1] and len(out) < groups and (filled >= target or left <= groups - len(out)):
             out.append([])
             filled = 0
-        out[-1].append((path, size))
+        out[-1].append((rollout, size))
         filled += size
     return out
 
 
-def _read_group(paths: list[str], payloads: bool, batch_size: int) -> Iterator[pa.Table]:
-    """Run in a Ray worker: the Arrow blocks of one group of capture files."""
+def _read_group(rollouts: list[Rollout], payloads: bool, batch_size: int) -> Iterator[pa.Table]:
+    """Run in a Ray worker: the Arrow blocks of one group of rollouts."""
     import pyarrow as pa
 
-    for batch in iter_record_batches(paths, payloads=payloads, batch_size=batch_size):
+    for batch in iter_record_batches(rollouts, payloads=payloads, batch_size=batch_size):
         yield pa.Table.from_batches([batch])
 
 
@@ -104,13 +104,15 @@ def _metadata(size_bytes: int, input_files: list[str], schema: pa.Schema) -> Blo
 class ModelCallDatasource(Datasource):
     """A Ray Data source of model-call records: rows with `arrow.record_schema(payloads)`.
 
-    Plans one read task per group of consecutive capture files (`group_files`), with the
+    Plans one read task per group of consecutive rollouts (`group_rollouts`), with their
     files' byte size as the task's size estimate; the files are read in the workers.
     Damaged lines are skipped, as `read_available_model_call_records` skips them.
     """
 
-    def __init__(self, paths: _Paths, *, payloads: bool = False, batch_size: int = 8192) -> None:
-        self._files = capture_files(paths)
+    def __init__(
+        self, source: RolloutSource, *, payloads: bool = False, batch_size: int = 8192
+    ) -> None:
+        self._rollouts = capture_rollouts(source)
         self._payloads = payloads
         self._batch_size = batch_size
 
@@ -120,19 +122,20 @@ class ModelCallDatasource(Datasource):
 
     def estimate_inmemory_data_size(self) -> int | None:
         """Bytes of the files: about the in-memory size with payloads, an upper bound without."""
-        return sum(size for _, size in self._files)
+        return sum(size for _, size in self._rollouts)
 
     def get_read_tasks(self, parallelism: int, *args: Any, **kwargs: Any) -> list[ReadTask]:
-        """One `ReadTask` per group of files; at most `parallelism` of them."""
+        """One `ReadTask` per group of rollouts; at most `parallelism` of them."""
         schema = record_schema(self._payloads)
         payloads, batch_size = self._payloads, self._batch_size
         tasks = []
-        for group in group_files(self._files, parallelism):
-            paths = [str(path) for path, _ in group]
-            meta = _metadata(sum(size for _, size in group), paths, schema)
+        for group in group_rollouts(self._rollouts, parallelism):
+            rollouts = [rollout for rollout, _ in group]
+            files = [str(path) for rollout in rollouts for path in rollout.files]
+            meta = _metadata(sum(size for _, size in group), files, schema)
 
-            def read(paths: list[str] = paths) -> Iterator[pa.Table]:
-                return _read_group(paths, payloads, batch_size)
+            def read(rollouts: list[Rollout] = rollouts) -> Iterator[pa.Table]:
+                return _read_group(rollouts, payloads, batch_size)
 
             tasks.append(_read_task(read, meta, schema))
         return tasks
@@ -145,16 +148,17 @@ def _read_task(read: Any, meta: BlockMetadata, schema: pa.Schema) -> ReadTask:
 
 
 def read_model_calls(
-    paths: _Paths, *, payloads: bool = False, batch_size: int = 8192, **read_args: Any
+    source: RolloutSource, *, payloads: bool = False, batch_size: int = 8192, **read_args: Any
 ) -> Dataset:
-    """A Ray Dataset of the model calls in capture files: one row per call.
+    """A Ray Dataset of the model calls of rollouts: one row per call.
 
-    `paths` is a capture file, a directory (every `*.capture.jsonl` under it) or a list
-    of them. Rows have `arrow.record_schema(payloads)`: `rollout_id` and every record
+    `source` is a capture directory (its rollouts and those of the directories below it),
+    a `CaptureStore`, rollouts or capture files, or a list of them (`capture_rollouts`;
+    anything else raises `RolloutSourceError` saying what it got). Rows have `arrow.record_schema(payloads)`: `rollout_id` and every record
     field, and with `payloads` the request and response as JSON text. `read_args` go to
     `ray.data.read_datasource` (`override_num_blocks`, `concurrency`, `ray_remote_args`).
     Starts Ray on this machine if `ray.init` was not called.
     """
-    source = ModelCallDatasource(paths, payloads=payloads, batch_size=batch_size)
-    dataset: Dataset = read_datasource(source, **read_args)
+    datasource = ModelCallDatasource(source, payloads=payloads, batch_size=batch_size)
+    dataset: Dataset = read_datasource(datasource, **read_args)
     return dataset

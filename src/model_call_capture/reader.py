@@ -26,13 +26,15 @@ No I/O here: callers feed the bytes (the store reads them under its lock protoco
 
 Which function to call (every reader of capture files goes through these):
 
-- By rollout: `CaptureStore(root, max_line_bytes=...)` then `store.iter_lines(id)` (raw),
-  `store.read_available(id)` / `store.read(id)` (`CaptureLine`s), or, in `records`,
-  `iter_model_call_records(store, id)` (records one at a time, `.damaged` after),
-  `read_available_model_call_records` / `read_model_call_records` (lists).
-- By path (`mcc validate`, a directory walk): `store.read_file_lines(path, numbering=...,
-  max_line_bytes=...)` (a `RawLines` over the file, which must be a regular file), then
-  `CaptureLines(...)` or `records.iter_file_records(path, ...)`.
+- Rollouts come from the store (`store.Rollout`: an id and its files; `store.rollouts()`,
+  `store.rollout(id)`, `store.rollouts_from(directory | store | rollouts | files)`).
+- A rollout's lines: `store.RolloutLines(rollout, ...)` (`CaptureLine`s of every file, in
+  order), or its lists `store.read_available(id)` / `store.read(id)`; its records: in
+  `records`, `iter_rollout_records(rollout)` / `iter_model_call_records(store, id)` (one
+  at a time, `.damaged` after), `read_available_model_call_records` /
+  `read_model_call_records` (lists).
+- One file's raw lines (`mcc validate`, which checks files): `store.read_file_lines(path,
+  numbering=..., max_line_bytes=...)`, a `RawLines` over a regular file.
 """
 
 from __future__ import annotations
@@ -150,9 +152,22 @@ class RawLines:
     A line over `max_line_bytes` is yielded as an `OversizedLine` (its bytes dropped as
     they are read). Once iterated to the end, `count` holds the number of lines, blank
     ones included.
+
+    `hold_tail`, when given, is asked at the end whether a last line without its newline
+    may still be being written (a segment's writer is alive): it is then left out, as if
+    not written yet (not yielded, not counted, its bytes not in `size`).
     """
 
-    __slots__ = ("_chunks", "_editor", "count", "max_line_bytes", "size", "unterminated")
+    __slots__ = (
+        "_chunks",
+        "_editor",
+        "_hold_tail",
+        "count",
+        "max_line_bytes",
+        "numbered",
+        "size",
+        "unterminated",
+    )
 
     def __init__(
         self,
@@ -160,13 +175,17 @@ class RawLines:
         *,
         numbering: Literal["gym", "editor"] = "gym",
         max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+        hold_tail: Callable[[], bool] | None = None,
     ) -> None:
         self._chunks = chunks
         self._editor = numbering == "editor"
+        self._hold_tail = hold_tail
         self.max_line_bytes = max_line_bytes
         """Lines longer than this are yielded as `OversizedLine`."""
         self.count = 0
         """The file's lines, blank ones included (set when the iteration ends)."""
+        self.numbered = 0
+        """The file's non-blank lines: the gym numbers they took (set when the iteration ends)."""
         self.size = 0
         """The bytes read, set when the iteration ends (where a reader of appended bytes goes on)."""
         self.unterminated = False
@@ -230,6 +249,9 @@ class RawLines:
                 held = end - start
                 if held <= cap:
                     pieces.append(chunk[start:] if start else chunk)
+        if held and self._hold_tail is not None and self._hold_tail():
+            size -= held  # being written: read again from its start next time
+            held = 0
         if held:
             count += 1
             line = b"".join(pieces) if held <= cap else _oversized(held)
@@ -237,7 +259,9 @@ class RawLines:
             if type(line) is OversizedLine or not line.isspace():
                 self.unterminated = True
                 yield (count if editor else index), line
+                index += 1
         self.count = count
+        self.numbered = index
         self.size = size
 
 
@@ -412,7 +436,7 @@ class CaptureLines:
         path = self.path
         # A rollout of several files (`store.MergedLines`) says which file, and where in
         # it, each line is: errors name that, not the line's place in the merge.
-        merged = self._lines if hasattr(self._lines, "source") else None
+        merged: Any = self._lines if hasattr(self._lines, "source") else None
         for index, raw in lines:
             at = index
             if merged is not None:

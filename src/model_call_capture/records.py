@@ -2,8 +2,9 @@
 
 A `ModelCallRecord` is one capture line plus what its dialect derives from the request
 and response (ids, model, tokens, tool calls, reasoning). `call_index` is the line's
-durable append position in its file, numbered as NeMo Gym numbers it (blank lines not
-counted, damaged lines counted). Metrics are sums over the known values of a set of
+durable append position in its rollout's files, numbered as NeMo Gym numbers it (blank
+lines not counted, damaged lines counted; a rollout of several files numbers on from one
+to the next, `store.RolloutLines`). Metrics are sums over the known values of a set of
 records: a value no record reported stays null, never 0.
 """
 
@@ -22,14 +23,8 @@ from . import _codec
 from .contracts import CaptureLine, ModelCallMetrics, ModelCallRecord
 from .dialects import DIALECTS, Derived
 from .dialects.base import RequestView
-from .reader import (
-    DEFAULT_MAX_LINE_BYTES,
-    CaptureLines,
-    LineDecoder,
-    RawLines,
-    decode_capture_line,
-)
-from .store import CaptureStore, read_file_lines
+from .reader import DEFAULT_MAX_LINE_BYTES, LineDecoder, decode_capture_line
+from .store import CaptureStore, Rollout, RolloutLines
 
 __all__ = [
     "Payloads",
@@ -40,8 +35,8 @@ __all__ = [
     "decode_line_lazily",
     "decode_line_without_payloads",
     "decode_run_without_payloads",
-    "iter_file_records",
     "iter_model_call_records",
+    "iter_rollout_records",
     "read_available_model_call_records",
     "read_model_call_records",
 ]
@@ -214,39 +209,45 @@ _DECODERS: dict[str, LineDecoder] = {
 
 
 class RecordStream:
-    """The records of one capture file, built one at a time as it is iterated (bounded memory).
+    """The records of one rollout, built one at a time as it is iterated (bounded memory).
 
-    `damaged` counts the damaged lines skipped so far (a strict stream raises
-    `DamagedLineError` instead); `lines` are the file's raw lines (`count` once done).
-    `payloads` says how records hold their payloads (`Payloads`).
+    Every file of the rollout is read in its order (`store.RolloutLines`), and a record's
+    `call_index` is its line's index there. `damaged` counts the damaged lines skipped so
+    far (a strict stream raises `DamagedLineError` naming the file and line instead);
+    `lines` is the reading itself (`count` once done). `payloads` says how records hold
+    their payloads (`Payloads`).
     """
 
-    __slots__ = ("_keep", "_lines", "lines")
+    __slots__ = ("_keep", "lines")
 
     def __init__(
-        self, lines: RawLines, path: Path, *, strict: bool, payloads: Payloads = "lazy"
+        self,
+        rollout: Rollout,
+        *,
+        strict: bool,
+        max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+        payloads: Payloads = "lazy",
     ) -> None:
-        self.lines = lines
-        """The file's numbered raw lines."""
         self._keep = payloads != "omitted"
-        self._lines = CaptureLines(
-            lines,
-            path,
+        self.lines = RolloutLines(
+            rollout,
             strict=strict,
+            max_line_bytes=max_line_bytes,
             decode=_DECODERS[payloads],
             # Lazy payloads would keep each line's whole chunk alive in its record.
             decode_run=None if self._keep else decode_run_without_payloads,
         )
+        """The rollout's lines as they are read."""
 
     @property
     def damaged(self) -> int:
         """Damaged lines skipped so far (too long, invalid JSON, wrong types, torn)."""
-        return self._lines.damaged
+        return self.lines.damaged
 
     def __iter__(self) -> Iterator[ModelCallRecord]:
         keep = self._keep
         with _codec.bulk_decoding():
-            for index, line in self._lines:
+            for index, line in self.lines:
                 yield build_model_call_record(line, index, payloads=keep)
 
 
@@ -254,24 +255,27 @@ def iter_model_call_records(
     store: CaptureStore, rollout_id: str, *, strict: bool = False, payloads: Payloads = "lazy"
 ) -> RecordStream:
     """The records of a rollout one at a time, in append order; see `RecordStream`."""
-    path = store.path(rollout_id)
-    return RecordStream(store.lines(rollout_id), path, strict=strict, payloads=payloads)
+    return RecordStream(
+        store.rollout(rollout_id),
+        strict=strict,
+        max_line_bytes=store.max_line_bytes,
+        payloads=payloads,
+    )
 
 
-def iter_file_records(
-    path: Path,
+def iter_rollout_records(
+    rollout: Rollout,
     *,
     strict: bool = False,
     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
     payloads: Payloads = "lazy",
 ) -> RecordStream:
-    """The records of the capture file at `path` (any name) one at a time; see `RecordStream`.
+    """The records of `rollout` (from `CaptureStore.rollouts()` and friends) one at a time.
 
-    Raises `NotARegularFileError` (an `OSError`) when iterated if `path` is a FIFO or a
-    directory; a missing file has no records.
+    See `RecordStream`. Raises `NotARegularFileError` (an `OSError`) when iterated if a
+    file is a FIFO or a directory; a missing file has no records.
     """
-    lines = read_file_lines(path, max_line_bytes=max_line_bytes)
-    return RecordStream(lines, path, strict=strict, payloads=payloads)
+    return RecordStream(rollout, strict=strict, max_line_bytes=max_line_bytes, payloads=payloads)
 
 
 def _read(

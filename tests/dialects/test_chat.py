@@ -665,7 +665,7 @@ def test_garbage_is_dropped_with_notes_and_never_raises() -> None:
 def test_dropped_notes_are_bounded() -> None:
     result = reassemble(sse(*["x"] * 100, done=False))
     assert len(result.dropped) == 33
-    assert result.dropped[-1] == "further drops not listed"
+    assert result.dropped[-1] == "68 more notes not kept"
 
 
 def test_nothing_usable_gives_no_response() -> None:

@@ -16,9 +16,11 @@ from typing import Any
 import pytest
 
 from memory_tools import reassemble_in_chunks, traced_peak
+from model_call_capture.dialects import DIALECTS
 from model_call_capture.dialects.chat import _choice
 from model_call_capture.dialects.messages import _state as messages_state
 from model_call_capture.dialects.responses import _state as responses_state
+from model_call_capture.reassembly import StreamReassembler
 
 BOUND = 4096
 """Each dialect's `MAX_ENTRIES`, written out: the tests check the figure the docs give."""
@@ -36,6 +38,18 @@ def test_the_bound_is_the_same_figure_in_every_dialect() -> None:
     assert _choice.MAX_ENTRIES == BOUND
     assert messages_state.MAX_ENTRIES == BOUND
     assert responses_state.MAX_ENTRIES == BOUND
+
+
+@pytest.mark.parametrize("dialect", sorted(DIALECTS))
+def test_every_dialect_bounds_its_notes_the_same_way(dialect: str) -> None:
+    # One bounded-notes helper (`dialects.base.DroppedNotes`): the first 32 notes are kept,
+    # the rest counted in one last note spelled the same in every dialect.
+    reassembler = StreamReassembler(dialect)
+    reassembler.feed(b"".join(b"data: not json %d\n\n" % i for i in range(100)))
+    dropped = reassembler.finish().dropped
+    assert len(dropped) == 33
+    assert "not json 0" in dropped[0] or "not a JSON object" in dropped[0]
+    assert dropped[-1] == "68 more notes not kept"
 
 
 def _chat(chunks: list[dict[str, Any]]) -> bytes:

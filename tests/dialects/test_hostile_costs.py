@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from model_call_capture.dialects.base import DroppedNotes
 from model_call_capture.dialects.chat._choice import ChoiceState
 from model_call_capture.dialects.responses import _items
 from model_call_capture.reassembly import StreamReassembler
@@ -68,7 +69,9 @@ def test_many_fragments_of_a_merged_member_are_joined_once() -> None:
     CopiedText.copied = 0
     choice = ChoiceState(0)
     for _ in range(N):
-        choice.feed({"index": 0, "delta": {"audio": {"content": CopiedText("0123456789")}}}, [])
+        choice.feed(
+            {"index": 0, "delta": {"audio": {"content": CopiedText("0123456789")}}}, DroppedNotes()
+        )
     message = choice.build()["message"]
     assert message["audio"] == {"content": "0123456789" * N}
     assert type(message["audio"]["content"]) is str
@@ -81,10 +84,13 @@ def test_many_entries_of_an_indexed_list_are_found_by_index() -> None:
     choice = ChoiceState(0)
     for i in range(N):
         choice.feed(
-            {"index": 0, "delta": {"images": [{"index": ComparedIndex(i), "url": "u"}]}}, []
+            {"index": 0, "delta": {"images": [{"index": ComparedIndex(i), "url": "u"}]}},
+            DroppedNotes(),
         )
     for i in range(N):  # and again: each merges into its own entry
-        choice.feed({"index": 0, "delta": {"images": [{"index": ComparedIndex(i), "x": 1}]}}, [])
+        choice.feed(
+            {"index": 0, "delta": {"images": [{"index": ComparedIndex(i), "x": 1}]}}, DroppedNotes()
+        )
     images = choice.build()["message"]["images"]
     assert type(images) is list
     assert images == [{"index": i, "url": "u", "x": 1} for i in range(N)]
@@ -97,8 +103,10 @@ def test_many_tool_calls_without_an_index_are_told_apart_by_id() -> None:
     HashedId.hashed = 0
     choice = ChoiceState(0)
     calls = [{"id": HashedId(f"call_{i}"), "function": {"name": "f"}} for i in range(N)]
-    choice.feed({"index": 0, "delta": {"tool_calls": calls}}, [])
-    choice.feed({"index": 0, "delta": {"tool_calls": [{"function": {"arguments": "{}"}}]}}, [])
+    choice.feed({"index": 0, "delta": {"tool_calls": calls}}, DroppedNotes())
+    choice.feed(
+        {"index": 0, "delta": {"tool_calls": [{"function": {"arguments": "{}"}}]}}, DroppedNotes()
+    )
     built = choice.build()["message"]["tool_calls"]
     assert [c["id"] for c in built] == [f"call_{i}" for i in range(N)]
     assert [c["function"]["arguments"] for c in built] == [""] * (N - 1) + ["{}"]
@@ -110,7 +118,7 @@ def test_a_tool_call_whose_id_changes_is_found_by_its_new_id() -> None:
     # fragment with a known id continues the last call; a number replaces a string id.
     choice = ChoiceState(0)
     for fragment in ({"id": 7}, {"id": "b"}, {"id": 7, "type": "x"}, {"id": "b"}):
-        choice.feed({"index": 0, "delta": {"tool_calls": [fragment]}}, [])
+        choice.feed({"index": 0, "delta": {"tool_calls": [fragment]}}, DroppedNotes())
     built = choice.build()["message"]["tool_calls"]
     assert [(c["id"], c["type"]) for c in built] == [(7, "function"), (7, "x"), ("b", "function")]
 

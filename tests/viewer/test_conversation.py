@@ -27,7 +27,9 @@ def _flat(calls: list[CallView]) -> list[tuple[str, ...]]:
 
 def test_the_demo_rollout_reads_as_one_conversation(demo_calls: Path) -> None:
     store = CaptureStore(demo_calls)
-    conversation = build_conversation("1-0", Entries(store, "1-0"))
+    conversation = build_conversation(
+        "1-0", Entries(store.rollout("1-0"), max_line_bytes=store.max_line_bytes)
+    )
     calls = [i for i in conversation.items if isinstance(i, CallView)]
     assert (conversation.calls, conversation.damaged, len(calls)) == (6, 0, 6)
     answer = "It is 18 °C with light rain in Paris: take a raincoat and an umbrella."
@@ -90,7 +92,9 @@ def test_damaged_lines_stay_where_they_are(tmp_path: Path) -> None:
     with open(store.path("r"), "ab") as f:
         f.write(b"{oops\n")
     store.append("r", chat_line(user="two"))
-    conversation = build_conversation("r", Entries(store, "r"))
+    conversation = build_conversation(
+        "r", Entries(store.rollout("r"), max_line_bytes=store.max_line_bytes)
+    )
     kinds = [
         (type(i).__name__, getattr(i, "index", getattr(i, "line", None)))
         for i in conversation.items
@@ -111,7 +115,9 @@ def test_the_gaps_a_line_records_are_on_its_call(tmp_path: Path) -> None:
     line["stream"] = True
     store.append("r", json.dumps(line).encode())
     store.append("r", chat_line())
-    conversation = build_conversation("r", Entries(store, "r"))
+    conversation = build_conversation(
+        "r", Entries(store.rollout("r"), max_line_bytes=store.max_line_bytes)
+    )
     first, second = conversation.items
     assert isinstance(first, CallView) and isinstance(second, CallView)
     assert [(g.code, g.detail) for g in first.gaps] == [
@@ -126,7 +132,9 @@ def test_a_huge_rollout_is_cut_with_notes(tmp_path: Path) -> None:
     for i in range(5):
         store.append("r", chat_line(user=f"{i} " + "x" * 1000, answer="y" * 50))
     limits = Limits(calls=3, part_chars=100, total_chars=250, cut_part_chars=10)
-    conversation = build_conversation("r", Entries(store, "r"), limits=limits)
+    conversation = build_conversation(
+        "r", Entries(store.rollout("r"), max_line_bytes=store.max_line_bytes), limits=limits
+    )
     calls = [i for i in conversation.items if isinstance(i, CallView)]
     assert (conversation.calls, len(calls)) == (5, 3)
     texts = [(p.text, p.cut) for c in calls for t in c.input + c.output for p in t.parts]
@@ -153,10 +161,14 @@ def test_a_call_of_many_parts_is_cut_with_a_note(tmp_path: Path) -> None:
     line["response"]["choices"][0]["message"]["tool_calls"] = calls
     store.append("r", json.dumps(line).encode())
     limits = Limits(parts=100)
-    (call,) = build_conversation("r", Entries(store, "r"), limits=limits).items
+    (call,) = build_conversation(
+        "r", Entries(store.rollout("r"), max_line_bytes=store.max_line_bytes), limits=limits
+    ).items
     assert isinstance(call, CallView)
     # The user turn, then the answer's text and its first 98 tool calls.
     assert [len(t.parts) for t in call.input + call.output] == [1, 99]
     assert call.output[0].parts[-1].call_id == "t97"
-    notes = build_conversation("r", Entries(store, "r"), limits=limits).notes
+    notes = build_conversation(
+        "r", Entries(store.rollout("r"), max_line_bytes=store.max_line_bytes), limits=limits
+    ).notes
     assert notes == ["402 parts of turns not shown (a page shows 100)"]

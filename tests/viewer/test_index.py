@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from model_call_capture.store import CaptureStore
+from model_call_capture.store import CaptureStore, _reading
 from model_call_capture.viewer import Entries, Query, RolloutIndex
 from model_call_capture.viewer._entries import DamagedLine
 
@@ -63,13 +63,13 @@ def test_a_grown_file_is_read_from_where_the_last_read_stopped(
     store.append("r", chat_line(tokens=(1, 1)))
     index = RolloutIndex(store, refresh_interval_s=0)
     starts: list[int] = []
-    lines = store.lines
+    lines = _reading.read_file_lines
 
-    def spy(rollout_id: str, *, start: int = 0) -> Any:  # records where each read starts
+    def spy(path: Path, *, start: int = 0, **options: Any) -> Any:  # where each read starts
         starts.append(start)
-        return lines(rollout_id, start=start)
+        return lines(path, start=start, **options)
 
-    monkeypatch.setattr(store, "lines", spy)
+    monkeypatch.setattr(_reading, "read_file_lines", spy)
     assert index.summary("r").calls == 1  # type: ignore[union-attr]
     size = os.path.getsize(store.path("r"))
     store.append("r", chat_line(tokens=(2, 2)))
@@ -106,7 +106,7 @@ def test_entries_put_damaged_lines_where_they_are(tmp_path: Path) -> None:
     store.append("r", chat_line())
     with open(store.path("r"), "ab") as f:
         f.write(b'{"status_code": "200"}\n')
-    items = list(Entries(store, "r"))
+    items = list(Entries(store.rollout("r"), max_line_bytes=store.max_line_bytes))
     kinds = [
         ("damaged", i.line) if isinstance(i, DamagedLine) else ("call", i.record.call_index)
         for i in items
@@ -116,9 +116,11 @@ def test_entries_put_damaged_lines_where_they_are(tmp_path: Path) -> None:
     assert reasons[0].startswith("Expected `object`, got `array`")
     assert "`$.status_code`" in reasons[2]
     small = CaptureStore(tmp_path, max_line_bytes=2000)
-    assert [i.reason for i in Entries(small, "r") if isinstance(i, DamagedLine)][1] == (
-        "longer than the longest line this reader keeps"
-    )
+    assert [
+        i.reason
+        for i in Entries(small.rollout("r"), max_line_bytes=small.max_line_bytes)
+        if isinstance(i, DamagedLine)
+    ][1] == ("longer than the longest line this reader keeps")
 
 
 def _ids(index: RolloutIndex, **query: Any) -> list[str]:

@@ -22,7 +22,7 @@ from rich.text import Text
 
 from ..contracts import ModelCallRecord
 from ..reader import DEFAULT_MAX_LINE_BYTES
-from ..store import CAPTURE_SUFFIX
+from ..store import CaptureStore
 
 __all__ = [
     "RolloutRecords",
@@ -80,11 +80,12 @@ def literal(text: str, *, multiline: bool = False) -> Text:
 
 
 def stdout() -> Console:
-    """The console for results (tables, JSON); wide when piped, so tables are not squeezed."""
-    console = Console(highlight=False)
-    if not console.is_terminal:
-        console = Console(highlight=False, width=200)
-    return console
+    """The console for results: as wide as the terminal, or `COLUMNS` (piped too; else 80).
+
+    Tables take their own width (`_table.print_table`): piped without `COLUMNS`, they are
+    printed whole at their natural width.
+    """
+    return Console(highlight=False)
 
 
 def stderr() -> Console:
@@ -93,12 +94,12 @@ def stderr() -> Console:
 
 
 def capture_root(path: str | Path) -> Path:
-    """The directory holding `*.capture.jsonl` files: `path`, or `path/model-calls` (a demo dir)."""
+    """The capture directory: `path`, or `path/model-calls` (a demo dir) when `path` holds no rollout."""
     root = Path(path)
     if not root.is_dir():
         raise click.ClickException(f"{root}: no such directory")
     nested = root / "model-calls"
-    if not any(root.glob(f"*{CAPTURE_SUFFIX}")) and nested.is_dir():
+    if nested.is_dir() and not CaptureStore(root).has_rollouts():
         return nested
     return root
 
@@ -115,7 +116,6 @@ class RolloutRecords:
 def read_rollouts(root: Path, rollout_ids: Sequence[str] | None = None) -> list[RolloutRecords]:
     """The records of every rollout in `root` (or of `rollout_ids`), in rollout-id order."""
     from ..records import read_available_model_call_records
-    from ..store import CaptureStore
 
     store = CaptureStore(root)
     ids = sorted(store.rollout_ids()) if rollout_ids is None else list(rollout_ids)

@@ -1,6 +1,6 @@
-"""The figures of `mcc stats`, folded file by file in bounded memory.
+"""The figures of `mcc stats`, folded rollout by rollout in bounded memory.
 
-A worker reads one capture file record by record and folds it into a `FileStats`: per
+A worker reads one rollout record by record and folds it into a `FileStats`: per
 (model, dialect), counts and sums, and the latencies and TTFTs as `array('d')` (8 bytes a
 call). Percentiles are exact nearest-rank values, so every latency has to be kept until
 the end: 8 bytes a call is 40 MB for five million calls, and the output stays what it was
@@ -15,10 +15,10 @@ from array import array
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from ..contracts import ModelCallRecord
 from ..reader import DEFAULT_MAX_LINE_BYTES
+from ..store import Rollout
 
 __all__ = ["FileStats", "GroupStats", "StatsJob", "read_file_stats"]
 
@@ -102,26 +102,26 @@ class FileStats:
 
 @dataclass(frozen=True, slots=True)
 class StatsJob:
-    """One file for a worker: its path and the reader's line cap (picklable)."""
+    """One rollout for a worker: the rollout and the reader's line cap (picklable)."""
 
-    path: Path
+    rollout: Rollout
     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
 
 
 def read_file_stats(job: StatsJob) -> FileStats:
-    """The summary of one capture file, read record by record (a worker's whole job).
+    """The summary of one rollout, read record by record (a worker's whole job).
 
     A file that cannot be read (a FIFO, a directory, an I/O error) gives a summary with
-    `error` set, so one bad file never stops the others; a line of a newer format raises
-    `UnsupportedFormatError`, as every reader does.
+    `error` set naming it, so one bad file never stops the others; a line of a newer
+    format raises `UnsupportedFormatError`, as every reader does.
     """
-    from ..records import iter_file_records
+    from ..records import iter_rollout_records
 
     stats = FileStats()
-    stream = iter_file_records(job.path, max_line_bytes=job.max_line_bytes)
+    stream = iter_rollout_records(job.rollout, max_line_bytes=job.max_line_bytes)
     try:
         stats.add_records(stream)
     except OSError as exc:
-        return FileStats(error=f"{job.path}: {exc.strerror or exc}")
+        return FileStats(error=f"{stream.lines.file}: {exc.strerror or exc}")
     stats.damaged = stream.damaged
     return stats

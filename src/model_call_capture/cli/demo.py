@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
 from rich.table import Table
+from rich.text import Text
 
 from ._common import fmt_int, fmt_ms, percentile, stdout
-from .show import compute_stats, stats_table
+from ._table import Col, print_table
+from .show import STATS_COLUMNS, compute_stats, stats_rows
 
 if TYPE_CHECKING:
     from ..demo.run import DemoResult
@@ -85,21 +88,24 @@ def _print_summary(result: DemoResult) -> None:
     errors = Counter(call.error_category for call in calls if call.error_category)
     latencies = [c.latency_total_ms for c in calls if c.latency_total_ms is not None]
     ttfts = [c.latency_ttft_ms for c in calls if c.latency_ttft_ms is not None]
-    tokens_in = sum(c.tokens_in or 0 for c in calls)
-    tokens_out = sum(c.tokens_out or 0 for c in calls)
-    reasoning = sum(c.tokens_reasoning or 0 for c in calls)
+    tokens_in = _reported_sum(c.tokens_in for c in calls)
+    tokens_out = _reported_sum(c.tokens_out for c in calls)
+    reasoning = _reported_sum(c.tokens_reasoning for c in calls)
 
     title = f"mcc demo: {len(result.captures)} rollouts, {len(calls)} model calls captured in {result.seconds:.1f} s"
-    summary = Table(title=title, title_justify="left", show_header=False)
-    summary.add_column(style="bold")
-    summary.add_column()
+    summary = Table(show_header=False)
+    summary.add_column(style="bold", no_wrap=True)
+    summary.add_column(overflow="fold")
     summary.add_row("rollouts", str(len(result.captures)))
     summary.add_row(
         "calls per dialect", ", ".join(f"{d} {n}" for d, n in sorted(per_dialect.items()))
     )
     summary.add_row(
         "tokens in / out",
-        f"{fmt_int(tokens_in)} / {fmt_int(tokens_out)} ({fmt_int(reasoning)} reasoning)",
+        f"{fmt_int(tokens_in)} / {fmt_int(tokens_out)} "
+        + (
+            "(reasoning not reported)" if reasoning is None else f"({fmt_int(reasoning)} reasoning)"
+        ),
     )
     summary.add_row(
         "latency p50 / p95",
@@ -112,14 +118,43 @@ def _print_summary(result: DemoResult) -> None:
         "error categories", ", ".join(f"{k} {n}" for k, n in sorted(errors.items())) or "none"
     )
     console = stdout()
+    console.print(title, markup=False, soft_wrap=True)
     console.print(summary)
-    console.print(stats_table(compute_stats(calls), title="per model and dialect"))
+    print_table(
+        console,
+        STATS_COLUMNS,
+        stats_rows(compute_stats(calls)),
+        title="per model and dialect (latency and TTFT in ms)",
+    )
     first = result.captures[0].rollout_id if result.captures else "<rollout_id>"
-    console.print(f"capture files: {result.capture_dir}/<rollout_id>.capture.jsonl", markup=False)
-    console.print(f"rollouts:      {result.rollouts_path}", markup=False)
-    console.print(f"next:          mcc stats {result.directory}", markup=False)
-    console.print(f"               mcc show {result.directory} {first}", markup=False)
-    console.print(f"               mcc validate {result.capture_dir}", markup=False)
+    console.print(
+        f"capture files: {result.capture_dir}/<rollout_id>.capture.jsonl",
+        markup=False,
+        soft_wrap=True,
+    )
+    console.print(f"rollouts:      {result.rollouts_path}", markup=False, soft_wrap=True)
+    console.print(f"next:          mcc stats {result.directory}", markup=False, soft_wrap=True)
+    console.print(
+        f"               mcc show {result.directory} {first}", markup=False, soft_wrap=True
+    )
+    console.print(f"               mcc validate {result.capture_dir}", markup=False, soft_wrap=True)
+
+
+def _reported_sum(values: Iterable[int | None]) -> int | None:
+    """The sum of the values that were reported; None (unknown, never 0) when none was."""
+    reported = [v for v in values if v is not None]
+    return sum(reported) if reported else None
+
+
+_TRAJECTORY_COLUMNS = (
+    Col("rollout", "id"),
+    Col("trajectories", "number"),
+    Col("calls", "number", 2),
+    Col("tokens", "number"),
+    Col("generated", "number", 1),
+    Col("with log-prob", "number", 3),
+    Col("breaks", "text", 1),
+)
 
 
 def _print_trajectories(result: DemoResult) -> None:
@@ -128,34 +163,28 @@ def _print_trajectories(result: DemoResult) -> None:
     from ..trajectories import build_token_trajectories
 
     store = CaptureStore(result.capture_dir)
-    table = Table(title="token trajectories (build_token_trajectories)", title_justify="left")
-    for name in (
-        "rollout",
-        "trajectories",
-        "calls",
-        "tokens",
-        "generated",
-        "with log-prob",
-        "breaks",
-    ):
-        table.add_column(name, justify="left" if name in ("rollout", "breaks") else "right")
+    rows: list[list[str | Text]] = []
     first = None
     for capture in result.captures:
         records, _ = read_available_model_call_records(store, capture.rollout_id)
         trajectories = build_token_trajectories(records, rollout_id=capture.rollout_id)
         first = first or (trajectories[0] if trajectories else None)
         breaks = [reason for t in trajectories for reason in t.break_reasons]
-        table.add_row(
-            capture.rollout_id,
-            str(len(trajectories)),
-            str(sum(len(t.model_call_ids) for t in trajectories)),
-            fmt_int(sum(len(t.token_ids) for t in trajectories)),
-            fmt_int(sum(sum(t.loss_mask) for t in trajectories)),
-            fmt_int(sum(p is not None for t in trajectories for p in t.log_probs)),
-            "; ".join(breaks) or "none",
+        rows.append(
+            [
+                capture.rollout_id,
+                str(len(trajectories)),
+                str(sum(len(t.model_call_ids) for t in trajectories)),
+                fmt_int(sum(len(t.token_ids) for t in trajectories)),
+                fmt_int(sum(sum(t.loss_mask) for t in trajectories)),
+                fmt_int(sum(p is not None for t in trajectories for p in t.log_probs)),
+                "; ".join(breaks) or "none",
+            ]
         )
     console = stdout()
-    console.print(table)
+    print_table(
+        console, _TRAJECTORY_COLUMNS, rows, title="token trajectories (build_token_trajectories)"
+    )
     if first is not None:
         start = first.loss_mask.index(1) if 1 in first.loss_mask else 0
         window = slice(max(0, start - 4), start + 8)
@@ -163,8 +192,10 @@ def _print_trajectories(result: DemoResult) -> None:
             f"first trajectory, tokens {window.start}-{window.stop - 1}: "
             f"ids {first.token_ids[window]}, mask {first.loss_mask[window]}",
             markup=False,
+            soft_wrap=True,
         )
     console.print(
         f"export:        mcc export {result.directory} --tokens --out trajectories.parquet",
         markup=False,
+        soft_wrap=True,
     )

@@ -9,12 +9,11 @@ from typing import Any
 import click
 import msgspec
 from rich.highlighter import JSONHighlighter
-from rich.table import Table
 from rich.text import Text
 
 from .. import _codec
 from ..contracts import ModelCallRecord
-from ..store import CAPTURE_SUFFIX, CaptureStore
+from ..store import CaptureStore
 from ..viewer import CallView, Conversation
 from ._common import (
     RolloutRecords,
@@ -33,8 +32,9 @@ from ._common import (
 from ._conversation import conversation_renderables
 from ._parallel import jobs_option, map_files
 from ._stats import FileStats, GroupStats, StatsJob, read_file_stats
+from ._table import Col, print_table, wide_option
 
-__all__ = ["StatsRow", "compute_stats", "show", "stats", "stats_table"]
+__all__ = ["STATS_COLUMNS", "StatsRow", "compute_stats", "show", "stats", "stats_rows"]
 
 
 class StatsRow(msgspec.Struct, kw_only=True):
@@ -92,27 +92,28 @@ def _categories(counts: dict[str, int], sep: str = "\n") -> str:
     return sep.join(f"{safe_text(name)} {n}" for name, n in counts.items()) or "-"
 
 
-def stats_table(rows: Sequence[StatsRow], title: str | None = None) -> Table:
-    """The stats rows as a rich table: one row per (model, dialect)."""
-    table = Table(title=title, title_justify="left")
-    table.add_column("model")
-    table.add_column("dialect")
-    for name in (
-        "calls",
-        "tokens in",
-        "out",
-        "reasoning",
-        "latency p50",
-        "p95 ms",
-        "TTFT p50",
-        "p95 ms",
-    ):
-        table.add_column(name, justify="right")
-    table.add_column("errors")
-    for row in rows:
-        table.add_row(
-            literal(row.model or "-"),
-            literal(row.dialect or "-"),
+STATS_COLUMNS = (
+    Col("model", "id"),
+    Col("dialect", "id", 2),
+    Col("calls", "number"),
+    Col("tokens in", "number", 3),
+    Col("tokens out", "number", 3),
+    Col("reasoning", "number", 7),
+    Col("latency p50", "number", 4),
+    Col("latency p95", "number", 5),
+    Col("TTFT p50", "number", 6),
+    Col("TTFT p95", "number", 8),
+    Col("errors", "text", 1),
+)
+"""The columns of the stats table, the most telling kept longest on a narrow terminal."""
+
+
+def stats_rows(rows: Sequence[StatsRow]) -> list[list[str | Text]]:
+    """The cells of the stats table (`STATS_COLUMNS`), one row per (model, dialect)."""
+    return [
+        [
+            row.model or "-",
+            row.dialect or "-",
             fmt_int(row.calls),
             fmt_int(row.tokens_in),
             fmt_int(row.tokens_out),
@@ -122,8 +123,9 @@ def stats_table(rows: Sequence[StatsRow], title: str | None = None) -> Table:
             fmt_ms(row.ttft_p50_ms),
             fmt_ms(row.ttft_p95_ms),
             Text(_categories(row.error_categories)),
-        )
-    return table
+        ]
+        for row in rows
+    ]
 
 
 @click.command()
@@ -133,7 +135,8 @@ def stats_table(rows: Sequence[StatsRow], title: str | None = None) -> Table:
 )
 @jobs_option()
 @max_line_bytes_option()
-def stats(directory: str, as_json: bool, jobs: int | None, max_line_bytes: int) -> None:
+@wide_option()
+def stats(directory: str, as_json: bool, jobs: int | None, max_line_bytes: int, wide: bool) -> None:
     """Calls, errors, tokens, latency and TTFT per model and dialect.
 
     DIR holds `<rollout_id>.capture.jsonl` files (or is a demo directory with
@@ -147,9 +150,8 @@ def stats(directory: str, as_json: bool, jobs: int | None, max_line_bytes: int) 
       mcc stats /data/model-calls
       mcc stats ./mcc-demo --json | jq '.[] | {model, calls, latency_p95_ms}'
     """
-    root = capture_root(directory)
-    ids = CaptureStore(root).rollout_ids()
-    files = [StatsJob(root / f"{rollout_id}{CAPTURE_SUFFIX}", max_line_bytes) for rollout_id in ids]
+    rollouts = CaptureStore(capture_root(directory)).rollouts()
+    files = [StatsJob(rollout, max_line_bytes) for rollout in rollouts]
     summary = FileStats()
     errors = []
     for part in map_files(read_file_stats, files, jobs):
@@ -165,7 +167,13 @@ def stats(directory: str, as_json: bool, jobs: int | None, max_line_bytes: int) 
         click.echo(safe_json(_codec.encode(rows)))
         return
     console = stdout()
-    console.print(stats_table(rows, title=f"{summary.calls} calls in {len(ids)} rollouts"))
+    print_table(
+        console,
+        STATS_COLUMNS,
+        stats_rows(rows),
+        title=f"{summary.calls} calls in {len(rollouts)} rollouts (latency and TTFT in ms)",
+        wide=wide,
+    )
     if summary.damaged:
         console.print(
             literal(
@@ -175,45 +183,45 @@ def stats(directory: str, as_json: bool, jobs: int | None, max_line_bytes: int) 
         )
 
 
-def _calls_table(conversation: Conversation) -> Table:
+CALL_COLUMNS = (
+    Col("#", "number"),
+    Col("dialect", "id", 4),
+    Col("model", "id", 3),
+    Col("status", "number"),
+    Col("finish", "id", 2),
+    Col("in", "number", 5),
+    Col("out", "number", 5),
+    Col("reasoning", "number", 8),
+    Col("latency ms", "number", 6),
+    Col("TTFT ms", "number", 7),
+    Col("tool calls", "text", 3),
+    Col("error", "text", 1),
+)
+"""The columns of `mcc show`'s table of calls, the most telling kept longest."""
+
+
+def _call_rows(conversation: Conversation) -> list[list[str | Text]]:
     calls = [item for item in conversation.items if isinstance(item, CallView)]
-    table = Table(
-        title=literal(f"rollout {conversation.rollout_id}: {conversation.calls} calls"),
-        title_justify="left",
-    )
-    for name in (
-        "#",
-        "dialect",
-        "model",
-        "status",
-        "finish",
-        "in",
-        "out",
-        "reasoning",
-        "latency ms",
-        "TTFT ms",
-    ):
-        numeric = name in ("#", "status", "in", "out", "reasoning", "latency ms", "TTFT ms")
-        table.add_column(name, justify="right" if numeric else "left")
-    table.add_column("tool calls")
-    table.add_column("error")
+    rows: list[list[str | Text]] = []
     for c in calls:
         tools = [p.name or "?" for t in c.output for p in t.parts if p.kind == "tool_call"]
-        table.add_row(
-            str(c.index),
-            literal(c.dialect or "-"),
-            literal(c.model or "-"),
-            fmt_int(c.status_code),
-            literal(c.finish_reason or c.response_status or "-"),
-            fmt_int(c.tokens_in),
-            fmt_int(c.tokens_out),
-            fmt_int(c.tokens_reasoning),
-            fmt_ms(c.latency_ms),
-            fmt_ms(c.ttft_ms),
-            literal(", ".join(tools) or "-"),
-            literal(c.error_category or "-"),
+        rows.append(
+            [
+                str(c.index),
+                c.dialect or "-",
+                c.model or "-",
+                fmt_int(c.status_code),
+                c.finish_reason or c.response_status or "-",
+                fmt_int(c.tokens_in),
+                fmt_int(c.tokens_out),
+                fmt_int(c.tokens_reasoning),
+                fmt_ms(c.latency_ms),
+                fmt_ms(c.ttft_ms),
+                ", ".join(tools) or "-",
+                c.error_category or "-",
+            ]
         )
-    return table
+    return rows
 
 
 @click.command()
@@ -231,7 +239,8 @@ def _calls_table(conversation: Conversation) -> Table:
     is_flag=True,
     help="Print the ng_model_call_capture attachment as JSON instead (--json: the old name).",
 )
-def show(directory: str, rollout_id: str, payloads: bool, as_json: bool) -> None:
+@wide_option()
+def show(directory: str, rollout_id: str, payloads: bool, as_json: bool, wide: bool) -> None:
     """One rollout as the conversation it was: its calls, turns, tool calls and results.
 
     A table of the calls, then each call's new input turns and its output, with the
@@ -262,10 +271,18 @@ def show(directory: str, rollout_id: str, payloads: bool, as_json: bool) -> None
         click.echo(safe_json(_codec.encode(row["ng_model_call_capture"])))
         return
     conversation = build_conversation(
-        rollout_id, Entries(store, rollout_id), incomplete=store.is_incomplete(rollout_id)
+        rollout_id,
+        Entries(store.rollout(rollout_id), max_line_bytes=store.max_line_bytes),
+        incomplete=store.is_incomplete(rollout_id),
     )
     console = stdout()
-    console.print(_calls_table(conversation))
+    print_table(
+        console,
+        CALL_COLUMNS,
+        _call_rows(conversation),
+        title=f"rollout {rollout_id}: {conversation.calls} calls",
+        wide=wide,
+    )
     if conversation.damaged:
         lines = "line" if conversation.damaged == 1 else "lines"
         console.print(
@@ -285,12 +302,12 @@ def _print_payloads(rollout: RolloutRecords) -> None:
             literal(f"call {r.call_index} ({r.dialect or '?'}, {r.model_call_id or 'no id'})")
         )
         for name, value in (("request", r.request), ("response", r.response)):
-            console.print(f"[bold]{name}[/]")
-            console.print(_json_text(value))
+            console.print(f"[bold]{name}[/]", soft_wrap=True)
+            console.print(_json_text(value), soft_wrap=True)
         for name, raw in (("request_raw", r.request_raw), ("response_raw", r.response_raw)):
             if isinstance(raw, str):  # not UNSET
-                console.print(f"[bold]{name}[/]")
-                console.print(literal(raw, multiline=True))
+                console.print(f"[bold]{name}[/]", soft_wrap=True)
+                console.print(literal(raw, multiline=True), soft_wrap=True)
 
 
 def _json_text(value: Any) -> Text:

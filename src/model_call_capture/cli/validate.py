@@ -14,7 +14,7 @@ from .. import _codec
 from ..errors import UnsupportedFormatError
 from ..reader import DEFAULT_MAX_LINE_BYTES, OversizedLine, RawLines, decode_capture_line
 from ..records import decode_line_lazily
-from ..store import CAPTURE_SUFFIX, read_file_lines
+from ..store import capture_files_under, read_file_lines
 from ._common import max_line_bytes_option, safe_text, stderr, stdout
 from ._parallel import jobs_option, map_files
 
@@ -43,7 +43,7 @@ class Problem:
 
 
 def capture_files(paths: tuple[str, ...]) -> list[Path]:
-    """The files named, and every `*.capture.jsonl` under the directories named, sorted per argument.
+    """The files named, and every capture file under the directories named, sorted per argument.
 
     Whatever is named like a capture file is listed, a FIFO or a directory too: reading it
     reports it as unreadable, by name, instead of skipping it in silence.
@@ -52,9 +52,9 @@ def capture_files(paths: tuple[str, ...]) -> list[Path]:
     for arg in paths:
         path = Path(arg)
         if path.is_dir():
-            found = sorted(path.rglob(f"*{CAPTURE_SUFFIX}"))
+            found = capture_files_under(path)
             if not found:
-                raise click.ClickException(f"{path}: no *{CAPTURE_SUFFIX} files in this directory")
+                raise click.ClickException(f"{path}: no capture files in this directory")
             files.extend(found)
         elif path.exists():
             files.append(path)
@@ -209,9 +209,12 @@ def validate(paths: tuple[str, ...], jobs: int | None, max_line_bytes: int) -> N
         out.print(
             f"{len(bad_lines)} of {total_lines} lines invalid in {bad_files} of {len(files)} files",
             markup=False,
+            soft_wrap=True,
         )
         raise click.exceptions.Exit(1)
-    out.print(f"ok: {total_lines} lines in {len(files)} files are valid", markup=False)
+    out.print(
+        f"ok: {total_lines} lines in {len(files)} files are valid", markup=False, soft_wrap=True
+    )
 
 
 def _size(path: Path) -> int:

@@ -20,6 +20,7 @@ from typing import Any
 import msgspec
 
 from ..contracts import CaptureConfig, ModelCallCapture
+from ..store import CaptureStore
 
 __all__ = [
     "MODEL_SERVER_NAME",
@@ -90,9 +91,9 @@ async def serving(app: Any) -> AsyncIterator[str]:
 def _clear_previous(capture_dir: Path, rollouts_path: Path) -> None:
     """Remove what an earlier demo left (only demo files), so a rerun starts clean."""
     rollouts_path.unlink(missing_ok=True)
-    for pattern in ("*.capture.jsonl", "*.capture.incomplete"):
-        for path in capture_dir.glob(pattern):
-            path.unlink()
+    store = CaptureStore(capture_dir)
+    for rollout_id in store.rollout_ids():
+        store.clear(rollout_id)
 
 
 async def run_demo_async(

@@ -20,9 +20,11 @@ from ..contracts import ObservationGap, ToolCall
 from ..sse import SseEvent
 
 __all__ = [
+    "MAX_NOTES",
     "Allowance",
     "Derived",
     "DialectModule",
+    "DroppedNotes",
     "NotList",
     "NotObject",
     "Part",
@@ -45,24 +47,62 @@ Terminal = Literal["complete", "incomplete", "failed", "error"]
 """How a stream ended: its dialect's terminal event, or an error event."""
 
 
+MAX_NOTES = 32
+"""Notes a stream keeps on what it could not use; past them it only counts them."""
+
+
+class DroppedNotes:
+    """Short notes on what a stream state could not use, bounded: the first `MAX_NOTES` are
+    kept and the rest only counted, so a hostile stream cannot grow them."""
+
+    __slots__ = ("_kept", "_more")
+
+    def __init__(self) -> None:
+        self._kept: list[str] = []
+        self._more = 0
+
+    def add(self, note: str) -> None:
+        """Note one thing not used."""
+        if len(self._kept) < MAX_NOTES:
+            self._kept.append(note)
+        else:
+            self._more += 1
+
+    def copy(self) -> DroppedNotes:
+        """The same notes, to add to without changing these (notes of a result being built)."""
+        other = DroppedNotes()
+        other._kept = list(self._kept)
+        other._more = self._more
+        return other
+
+    def listed(self) -> list[str]:
+        """The notes for `StreamResult.dropped`: those kept, then how many were not."""
+        if not self._more:
+            return list(self._kept)
+        return [*self._kept, f"{self._more} more notes not kept"]
+
+
 class Allowance:
-    """How many new entries of one kind a stream may still create (each dialect's
-    `MAX_ENTRIES`): `take` is True while there is room; the first refusal calls `refused`,
-    which notes it, and later ones say nothing."""
+    """How many new entries of one kind (`kind`, plural) a stream may still create: each
+    dialect's `MAX_ENTRIES`, past which a new entry is dropped and only the first refusal
+    is noted."""
 
-    __slots__ = ("left",)
+    __slots__ = ("kind", "left", "limit")
 
-    def __init__(self, limit: int) -> None:
+    def __init__(self, kind: str, limit: int) -> None:
+        self.kind = kind
+        self.limit = limit
         self.left = limit
+        """Entries that may still be created (read only: `take` counts; -1 once refused)."""
 
-    def take(self, refused: Callable[[], None]) -> bool:
-        """Count one new entry; False past the limit."""
+    def take(self, notes: DroppedNotes, what: str) -> bool:
+        """Count one new entry (`what`, as a note names it); False past the limit."""
         if self.left > 0:
             self.left -= 1
             return True
         if self.left == 0:
             self.left = -1
-            refused()
+            notes.add(f"{what} and further new {self.kind} dropped: past {self.limit}")
         return False
 
 

@@ -17,6 +17,12 @@ once, never retried. A crashed writer can leave a torn last line without its new
 next append sees the missing newline under the lock and starts on a fresh line, so the
 torn line stays one damaged line and every later line stays readable.
 
+Rollouts (`_rollouts`). Readers never build or parse a file name: they ask the store for
+`Rollout`s (an id and its files, in reading order: `CaptureStore.rollouts()`,
+`CaptureStore.rollout(id)`, `rollouts_from(directory | store | rollouts | files)`) and
+read every file of each (`RolloutLines`, `records.iter_rollout_records`). Only `store/`
+knows the names above.
+
 Reading (`_reading`, then `model_call_capture.reader`). Readers take a shared `flock` only
 to learn the file's size: every writer holds the exclusive lock for its whole write, so
 the bytes up to that size are complete lines (or lines torn by a crash, which no later
@@ -43,14 +49,20 @@ NFS mount that locks locally (`nolock`, `local_lock=all|flock`) is warned about 
 
 from __future__ import annotations
 
-from ._files import CAPTURE_SUFFIX, INCOMPLETE_SUFFIX
-from ._reading import read_file_lines
-from ._store import CaptureStore, Listed
+from ._reading import RolloutLines, read_file_lines
+from ._rollouts import Rollout, capture_files_under, rollout_of_file
+from ._sources import RolloutSource, rollouts_from
+from ._store import CaptureStore, FileVersion, ListedRollout
 
 __all__ = [
-    "CAPTURE_SUFFIX",
-    "INCOMPLETE_SUFFIX",
     "CaptureStore",
-    "Listed",
+    "FileVersion",
+    "ListedRollout",
+    "Rollout",
+    "RolloutLines",
+    "RolloutSource",
+    "capture_files_under",
     "read_file_lines",
+    "rollout_of_file",
+    "rollouts_from",
 ]

@@ -6,7 +6,7 @@ layout wait):
 
 1. A rollout whose segments may still be written is left alone, and said so: one names
    this host and a running pid, or changed less than `SETTLED_SECONDS` ago.
-2. Its lines (shared file and segments, in the merge order of `_merging`, damaged and torn
+2. Its lines (shared file and segments, in the merge order of `_reading`, damaged and torn
    lines kept as they are, each ending with a newline) are written to a temporary file
    `.<rollout_id>.capture.compact-<pid>-<random>` beside it and fsynced.
 3. A mark `compacted.<inode>` listing the segments written is made in the segments
@@ -33,8 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ._files import CAPTURE_SUFFIX, INCOMPLETE_SUFFIX, Creation, open_or_create
-from ._merging import SETTLED_SECONDS, MergedLines, writer_may_be_writing
-from ._reading import read_file_lines
+from ._reading import SETTLED_SECONDS, MergedLines, read_file_lines, writer_may_be_writing
 from ._segments import (
     COMPACTED_PREFIX,
     SEGMENT_INCOMPLETE_SUFFIX,
@@ -133,9 +132,7 @@ def _rewrite(
         temp = store.root / f".{rollout_id}.capture.compact-{os.getpid()}-{secrets.token_hex(4)}"
         fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, store.file_mode)
         try:
-            lines = _write_merged(
-                fd, MergedLines(files, frozenset(segments), host=this_host(), locked=True)
-            )
+            lines = _write_merged(fd, MergedLines(files, locked=True))
             if any(os.fstat(held[name]).st_size != size for name, size in before.items()):
                 raise _Busy
             inode = os.fstat(fd).st_ino

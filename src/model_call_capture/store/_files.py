@@ -35,6 +35,7 @@ __all__ = [
     "INCOMPLETE_SUFFIX",
     "SEGMENTS_SUFFIX",
     "Creation",
+    "capture_file_rollout_id",
     "check_opened",
     "check_own_file",
     "explain_symlink",
@@ -70,6 +71,16 @@ class Creation:
     """Permission bits of created capture files and markers."""
     dir_mode: int
     """Permission bits of created directories, applied whatever the umask."""
+
+
+def capture_file_rollout_id(name: str) -> str | None:
+    """The rollout id a capture file's name names, None for any other name (a marker too)."""
+    if not name.endswith(CAPTURE_SUFFIX):
+        return None
+    try:
+        return validate_rollout_id(name[: -len(CAPTURE_SUFFIX)])
+    except InvalidRolloutIdError:
+        return None
 
 
 def rollout_id_of(name: str) -> str | None:

@@ -42,6 +42,7 @@ __all__ = [
     "SEGMENT_INCOMPLETE_SUFFIX",
     "SEGMENT_SUFFIX",
     "Names",
+    "is_segment",
     "mark_incomplete",
     "names",
     "remove",
@@ -60,6 +61,11 @@ _HOST_CHARS = re.compile(r"[^A-Za-z0-9_-]")
 _SEGMENT_FLAGS = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _LOOSE_DIR_BITS = stat.S_IWGRP | stat.S_IWOTH
+
+
+def is_segment(path: Path) -> bool:
+    """True when `path` names a segment (a `.jsonl` file in a `*.capture.segments` directory)."""
+    return path.name.endswith(SEGMENT_SUFFIX) and path.parent.name.endswith(SEGMENTS_SUFFIX)
 
 
 def this_host() -> str:

@@ -8,13 +8,12 @@ import fcntl
 import logging
 import os
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import NamedTuple
 
 from ..contracts import CaptureLine
 from ..correlation import validate_rollout_id
-from ..reader import DEFAULT_MAX_LINE_BYTES, CaptureLines, RawLines
+from ..reader import DEFAULT_MAX_LINE_BYTES
 from . import _segments, _writer
 from ._compact import Compacted, already_in_shared, compact
 from ._files import (
@@ -28,12 +27,11 @@ from ._files import (
     rollout_id_of,
 )
 from ._locking import NO_LOCKS, flock
-from ._merging import MergedLines
 from ._mounts import Layout, choose_layout
-from ._reading import read_file_lines
-from ._segments import this_host
+from ._reading import RolloutLines
+from ._rollouts import Rollout
 
-__all__ = ["CaptureStore", "Listed"]
+__all__ = ["CaptureStore", "FileVersion", "ListedRollout"]
 
 _PATHS_MAX = 4096  # bound of a store's cache of validated paths
 _SKIPPED_MAX = 4096  # bound of the names already reported as skipped
@@ -47,11 +45,25 @@ _skipped: set[str] = set()
 _skipped_lock = threading.Lock()
 
 
-class Listed(NamedTuple):
-    """What a listing of the directory says of one rollout (`CaptureStore.listing`)."""
+class FileVersion(NamedTuple):
+    """A capture file as a listing saw it: which file (its inode) and how far it had grown.
 
-    file: tuple[int, int, int] | None
-    """The capture file's (inode, size, mtime in ns); None when there is only a marker."""
+    Another inode is another file (cleared and written anew); the same inode, not
+    shorter, is the same file appended to.
+    """
+
+    inode: int
+    size: int
+    mtime_ns: int
+
+
+class ListedRollout(NamedTuple):
+    """What one listing of the directory says of one rollout (`CaptureStore.listing`)."""
+
+    rollout: Rollout
+    """The rollout and its files (none when there is only a marker)."""
+    versions: tuple[FileVersion, ...]
+    """The version of each of its files, in the same order."""
     incomplete: bool
     """The rollout's incomplete marker is there."""
 
@@ -264,38 +276,59 @@ class CaptureStore:
 
     # -- reading -----------------------------------------------------------------------
 
-    def rollout_ids(self) -> list[str]:
-        """Sorted ids of every rollout with a capture file, an incomplete marker or segments.
+    def rollout(self, rollout_id: str) -> Rollout:
+        """The rollout `rollout_id` of this directory (`InvalidRolloutIdError` first).
 
-        Entries with a capture name that are not regular files (a directory, a symlink, a
-        FIFO planted in the directory) are skipped, and logged once by name.
+        Its files are where its lines are, whether they exist yet or not: a missing file
+        reads as no lines. They are its shared file, then its segments by name, if any
+        (read merged: `store/_reading.py`).
         """
-        ids: set[str] = set()
+        return Rollout(rollout_id, (self.path(rollout_id), *self.segment_files(rollout_id)))
+
+    def rollouts(self) -> list[Rollout]:
+        """Every rollout with a capture file, segments or an incomplete marker, in id order.
+
+        One listing of the directory, no file opened. Entries with a capture name that
+        are not regular files (a directory, a symlink, a FIFO planted in the directory)
+        are skipped, and logged once by name; a rollout with only a marker has no files.
+        """
+        return [listed.rollout for _, listed in sorted(self._scan(versions=False).items())]
+
+    def has_rollouts(self) -> bool:
+        """True when the directory holds a rollout (`rollouts()` would not be empty).
+
+        Stops at the first one: cheap on a directory of millions of files.
+        """
         try:
             entries = os.scandir(self.root)
-        except FileNotFoundError:
-            return []
+        except (FileNotFoundError, NotADirectoryError):
+            return False
         with entries:
-            for entry in entries:
-                rollout_id = rollout_id_of(entry.name)
-                if rollout_id is None:
-                    continue
-                if entry.is_file(follow_symlinks=False) or (
-                    entry.name.endswith(SEGMENTS_SUFFIX) and entry.is_dir(follow_symlinks=False)
-                ):
-                    ids.add(rollout_id)
-                else:
-                    _report_skipped(entry)
-        return sorted(ids)
+            return any(
+                rollout_id_of(e.name) is not None
+                and (
+                    e.is_file(follow_symlinks=False)
+                    or (e.name.endswith(SEGMENTS_SUFFIX) and e.is_dir(follow_symlinks=False))
+                )
+                for e in entries
+            )
 
-    def listing(self) -> dict[str, Listed]:
-        """Every rollout of the directory, as one listing sees it (no file is opened).
+    def rollout_ids(self) -> list[str]:
+        """Sorted ids of every rollout with a capture file, segments or a marker (`rollouts`)."""
+        return sorted(self._scan(versions=False))
 
-        A rollout with only an incomplete marker has `file` None. Entries with a capture
-        name that are not regular files are skipped, as `rollout_ids` skips them. For a
-        reader that re-reads only the files that changed (`mcc view`'s index).
+    def listing(self) -> dict[str, ListedRollout]:
+        """Every rollout of the directory with the version of each of its files (no file opened).
+
+        For a reader that re-reads only the files that changed (`mcc view`'s index). A
+        rollout with only an incomplete marker has no files; entries with a capture name
+        that are not regular files are skipped, as `rollouts` skips them.
         """
-        found: dict[str, Listed] = {}
+        return self._scan(versions=True)
+
+    def _scan(self, *, versions: bool) -> dict[str, ListedRollout]:
+        found: dict[str, ListedRollout] = {}
+        segmented: list[str] = []
         try:
             entries = os.scandir(self.root)
         except FileNotFoundError:
@@ -306,58 +339,67 @@ class CaptureStore:
                 if rollout_id is None:
                     continue
                 try:
+                    if entry.name.endswith(SEGMENTS_SUFFIX) and entry.is_dir(follow_symlinks=False):
+                        segmented.append(rollout_id)
+                        continue
                     if not entry.is_file(follow_symlinks=False):
                         _report_skipped(entry)
                         continue
-                    st = entry.stat(follow_symlinks=False)
+                    st = entry.stat(follow_symlinks=False) if versions else None
                 except OSError:  # gone meanwhile
                     continue
-                seen = found.get(rollout_id) or Listed(None, False)
+                seen = found.get(rollout_id) or ListedRollout(Rollout(rollout_id, ()), (), False)
                 if entry.name.endswith(CAPTURE_SUFFIX):
-                    found[rollout_id] = Listed(
-                        (st.st_ino, st.st_size, st.st_mtime_ns), seen.incomplete
+                    version = (
+                        () if st is None else (FileVersion(st.st_ino, st.st_size, st.st_mtime_ns),)
                     )
+                    files = Rollout(rollout_id, (self.root / entry.name,))
+                    found[rollout_id] = ListedRollout(files, version, seen.incomplete)
                 else:
-                    found[rollout_id] = Listed(seen.file, True)
+                    found[rollout_id] = seen._replace(incomplete=True)
+        for rollout_id in segmented:
+            self._add_segments(found, rollout_id, versions=versions)
         return found
 
+    def _add_segments(
+        self, found: dict[str, ListedRollout], rollout_id: str, *, versions: bool
+    ) -> None:
+        """Add a rollout's segments (and their markers) to what a scan found of it."""
+        directory = self.segments_path(rollout_id)
+        names = _segments.names(directory)
+        shared = self.path(rollout_id)
+        done = already_in_shared(directory, shared, names.compacted)
+        seen = found.get(rollout_id) or ListedRollout(Rollout(rollout_id, ()), (), False)
+        files = list(seen.rollout.files) or [shared]
+        stamps = list(seen.versions)
+        if versions and not stamps:
+            stamps.append(FileVersion(0, 0, 0))  # no shared file: it reads as no lines
+        for name in names.segments:
+            if name in done:
+                continue
+            path = directory / name
+            if versions:
+                try:
+                    st = os.stat(path, follow_symlinks=False)
+                except OSError:  # gone meanwhile
+                    continue
+                stamps.append(FileVersion(st.st_ino, st.st_size, st.st_mtime_ns))
+            files.append(path)
+        found[rollout_id] = ListedRollout(
+            Rollout(rollout_id, tuple(files)),
+            tuple(stamps),
+            seen.incomplete or bool(names.incomplete),
+        )
+
     def exists(self, rollout_id: str) -> bool:
-        """True when the rollout's capture file exists (confirmed by listing on a miss).
+        """True when the rollout's capture file or a segment of it exists (confirmed by
+        listing on a miss).
 
         A miss is not trusted to a lookup: an NFS client may answer it from its negative
         cache after another host created the file; a listing revalidates the directory.
         """
         path = self.path(rollout_id)
-        return os.path.lexists(path) or listed(path)
-
-    def iter_lines(self, rollout_id: str) -> Iterator[tuple[int, bytes]]:
-        """Yield `(index, raw_line)` for every non-blank line, without its newline.
-
-        Indexes count non-blank lines from 0 (NeMo Gym's numbering). Bytes appended
-        after the call started are not included. A missing file yields nothing.
-        """
-        yield from self.lines(rollout_id)
-
-    def lines(self, rollout_id: str, *, start: int = 0) -> RawLines | MergedLines:
-        """The rollout's numbered raw lines, as `iter_lines` yields them: its shared file's,
-        or when it has segments, all its files' merged (`store/_merging.py`).
-
-        From byte `start` (a previous read's `RawLines.size`): only the lines appended
-        since, numbered from 0 again.
-
-        A `reader.RawLines`: `count` and `unterminated` are set once it is iterated; a line
-        over `max_line_bytes` is yielded as a `reader.OversizedLine`.
-        """
-        path = self.path(rollout_id)
-        segments = self.segment_files(rollout_id)
-        if not segments:
-            return read_file_lines(path, max_line_bytes=self.max_line_bytes, start=start)
-        if start:
-            raise ValueError("a rollout written in several files is read from its start")
-        files = [path, *segments] if os.path.lexists(path) else segments
-        return MergedLines(
-            files, frozenset(segments), host=this_host(), max_line_bytes=self.max_line_bytes
-        )
+        return os.path.lexists(path) or bool(self.segment_files(rollout_id)) or listed(path)
 
     def segment_files(self, rollout_id: str) -> list[Path]:
         """The rollout's segments (`store/_segments.py`), sorted by name; [] when it has none.
@@ -396,14 +438,17 @@ class CaptureStore:
         crash) are counted and skipped; their indexes stay taken. A line of a newer
         format major raises `UnsupportedFormatError` naming file and line.
         """
-        path = self.path(rollout_id)
-        lines = CaptureLines(self.lines(rollout_id), path, strict=False)
+        lines = RolloutLines(
+            self.rollout(rollout_id), strict=False, max_line_bytes=self.max_line_bytes
+        )
         return list(lines), lines.damaged
 
     def read(self, rollout_id: str) -> list[CaptureLine]:
         """Every line of the rollout; `DamagedLineError` naming file and line on the first damaged one."""
-        path = self.path(rollout_id)
-        return [line for _, line in CaptureLines(self.lines(rollout_id), path, strict=True)]
+        lines = RolloutLines(
+            self.rollout(rollout_id), strict=True, max_line_bytes=self.max_line_bytes
+        )
+        return [line for _, line in lines]
 
 
 def _report_skipped(entry: os.DirEntry[str]) -> None:

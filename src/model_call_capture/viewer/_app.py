@@ -181,13 +181,16 @@ class _Viewer:
         try:
             conversation = build_conversation(
                 summary.rollout_id,
-                Entries(self.store, summary.rollout_id),
+                self._entries(summary.rollout_id),
                 incomplete=summary.incomplete,
                 limits=self.limits,
             )
         except (OSError, CaptureError) as exc:
             return _error(str(exc), 422)
         return _Json({"summary": summary, "conversation": conversation})
+
+    def _entries(self, rollout_id: str) -> Entries:
+        return Entries(self.store.rollout(rollout_id), max_line_bytes=self.store.max_line_bytes)
 
     def summary(self, request: Request) -> Response:
         summary = self._summary(request)
@@ -199,7 +202,7 @@ class _Viewer:
             return _error("no such rollout", 404)
         wanted = request.path_params["index"]
         try:
-            for entry in Entries(self.store, summary.rollout_id):
+            for entry in self._entries(summary.rollout_id):
                 if isinstance(entry, Call) and entry.record.call_index == wanted:
                     record = entry.record
                     return _Json(

@@ -1,9 +1,9 @@
-"""The calls and damaged lines of one capture file, in file order, read through the one line reader.
+"""The calls and damaged lines of one rollout, in its order, read through the one line reader.
 
 `Entries` is `records.RecordStream` plus what a viewer needs on top: where each damaged
 line is and why it is damaged (the stream only counts them), the gaps each line
-records, and reading on from where a previous read stopped, so a growing file is read
-once, not once per look.
+records, and reading on from where a previous read of a file stopped, so a growing file
+is read once, not once per look.
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ import msgspec
 
 from .. import _codec
 from ..contracts import CaptureLine, ModelCallRecord, ObservationGap
-from ..reader import CaptureLines
+from ..reader import DEFAULT_MAX_LINE_BYTES
 from ..records import build_model_call_record, decode_line_lazily
-from ..store import CaptureStore
+from ..store import Rollout, RolloutLines
 
 __all__ = ["Call", "DamagedLine", "Entries"]
 
@@ -26,7 +26,7 @@ _REASON_MAX = 300  # characters of a decoder's message kept as a damaged line's 
 
 
 class DamagedLine(msgspec.Struct, kw_only=True, tag="damaged", tag_field="kind"):
-    """A line of the capture file that is not a readable call, where it is."""
+    """A line of the rollout's files that is not a readable call, where it is."""
 
     line: int
     """Its position, numbered as `call_index` is (from 0, blank lines not counted)."""
@@ -46,38 +46,43 @@ class Call:
 
 
 class Entries:
-    """Iterate for the file's `Call`s and `DamagedLine`s in file order.
+    """Iterate for the rollout's `Call`s and `DamagedLine`s in its order (`store.RolloutLines`).
 
-    From byte `start` (the `size` of an earlier read of the same file), numbering on from
-    `first_index`; after the iteration, `size` is where the next read starts and `damaged`
-    the number of damaged lines met. Memory: one line at a time.
+    From byte `start` of its first file (the `size` of an earlier read of that file),
+    numbering on from `first_index`; after the iteration, `size` is where the next read
+    of the last file starts and `damaged` the number of damaged lines met. Memory: one
+    line at a time.
     """
 
-    __slots__ = ("_capture", "_first", "_lines", "_reasons", "damaged")
+    __slots__ = ("_capture", "_first", "_reasons", "damaged")
 
     def __init__(
-        self, store: CaptureStore, rollout_id: str, *, start: int = 0, first_index: int = 0
+        self,
+        rollout: Rollout,
+        *,
+        max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+        start: int = 0,
+        first_index: int = 0,
     ):
-        self._lines = store.lines(rollout_id, start=start)
         self._first = first_index
         self._reasons: dict[int, str] = {}
-        self._capture = CaptureLines(
-            self._lines, store.path(rollout_id), strict=False, decode=self._decode
+        self._capture = RolloutLines(
+            rollout, strict=False, max_line_bytes=max_line_bytes, decode=self._decode, start=start
         )
         self.damaged = 0
         """Damaged lines met so far."""
 
     @property
     def size(self) -> int:
-        """Bytes read (valid once iterated to the end)."""
-        return self._lines.size
+        """Bytes read of the last file (valid once iterated to the end)."""
+        return self._capture.size
 
     def _decode(self, raw: bytes, *, path: Path | None, line_index: int | None) -> CaptureLine:
         try:
             return decode_line_lazily(raw, path=path, line_index=line_index)
         except (msgspec.DecodeError, UnicodeDecodeError, RecursionError) as exc:
-            if line_index is not None:
-                self._reasons[line_index] = _reason(exc)
+            if line_index is not None:  # the file's own index: numbered on across files here
+                self._reasons[self._capture.offset + line_index] = _reason(exc)
             raise
 
     def _damaged(self, index: int) -> DamagedLine:

@@ -1,9 +1,9 @@
 """The rollouts table of a capture directory: one small summary per rollout, kept up to date.
 
 `RolloutIndex.refresh()` lists the directory (names and sizes, no reading) and notes
-which files are new, grew, shrank or were replaced; `summarize()` reads only what each
-changed file gained since it was last read (`Entries` from the size read last), or the
-whole file when it was replaced or cut. A page asks `ensure(ids)` for its own rows first,
+which rollouts' files are new, grew, shrank or were replaced; `summarize()` reads only
+what a rollout's last file gained since it was last read (`Entries` from the size read
+last) when nothing else changed, or the whole rollout otherwise. A page asks `ensure(ids)` for its own rows first,
 and a background thread (`RolloutIndex.run`) summarizes the rest, so the first page of a
 10,000-rollout directory does not wait for the other 9,950 files.
 
@@ -22,7 +22,7 @@ import msgspec
 
 from ..contracts import ModelCallRecord
 from ..errors import CaptureError
-from ..store import CaptureStore
+from ..store import CaptureStore, FileVersion, Rollout
 from ._entries import Call, DamagedLine, Entries
 
 __all__ = ["SORT_KEYS", "Page", "Query", "RolloutIndex", "RolloutSummary"]
@@ -110,15 +110,24 @@ def _add_name(names: list[str], value: str) -> None:
 
 
 @dataclass(slots=True)
-class _File:
-    """What the index knows of one capture file."""
+class _Listed:
+    """What the index knows of one rollout's files."""
 
     summary: RolloutSummary
-    lock: threading.Lock = field(default_factory=threading.Lock)  # held while the file is read
-    key: tuple[int, int, int] | None = None  # (inode, size, mtime_ns) when listed
-    read_key: tuple[int, int, int] | None = None  # the key when last summarized
-    read_size: int = 0  # bytes summarized (where the next read starts)
+    lock: threading.Lock = field(default_factory=threading.Lock)  # held while it is read
+    rollout: Rollout | None = None  # its files when listed
+    key: tuple[FileVersion, ...] | None = None  # their versions when listed
+    read_key: tuple[FileVersion, ...] | None = None  # the versions when last summarized
+    read_size: int = 0  # bytes of the last file summarized (where the next read starts)
     next_index: int = 0  # call_index of the next line
+
+
+def _appended(old: tuple[FileVersion, ...] | None, new: tuple[FileVersion, ...] | None) -> bool:
+    """One file, which only grew: the same inode. (The lines a file of a rollout of
+    several gains may merge before lines already read: that is read again whole.)"""
+    if not old or not new or len(old) != 1 or len(new) != 1:
+        return False
+    return old[-1].inode == new[-1].inode and old[-1].size <= new[-1].size
 
 
 class Query(msgspec.Struct, kw_only=True, frozen=True):
@@ -160,7 +169,7 @@ class RolloutIndex:
         """The directory, read only."""
         self.refresh_interval_s = refresh_interval_s
         """Listings closer together than this are skipped (a page load lists at most once)."""
-        self._files: dict[str, _File] = {}
+        self._files: dict[str, _Listed] = {}
         self._lock = threading.Lock()
         self._listing = threading.Lock()
         self._listed_at = -float("inf")
@@ -185,12 +194,12 @@ class RolloutIndex:
             with self._lock:
                 for gone in self._files.keys() - seen.keys():
                     del self._files[gone]
-                for rollout_id, (key, incomplete) in seen.items():
+                for rollout_id, (rollout, key, incomplete) in seen.items():
                     entry = self._files.get(rollout_id)
                     if entry is None:
-                        entry = _File(RolloutSummary(rollout_id=rollout_id))
+                        entry = _Listed(RolloutSummary(rollout_id=rollout_id))
                         self._files[rollout_id] = entry
-                    entry.key = key
+                    entry.rollout, entry.key = rollout, key
                     summary = entry.summary
                     if summary.incomplete != incomplete:
                         summary.incomplete = incomplete
@@ -213,7 +222,7 @@ class RolloutIndex:
             self.summarize(rollout_id)
 
     def summarize(self, rollout_id: str) -> None:
-        """Read what the rollout's file gained since its last summary (all of it if replaced).
+        """Read what the rollout's files gained since its last summary (all of it if replaced).
 
         The file is read outside the index's lock (pages are served meanwhile) and the new
         summary swapped in when done.
@@ -224,16 +233,24 @@ class RolloutIndex:
             return
         with entry.lock:
             with self._lock:
-                key, old = entry.key, entry.read_key
+                key, old, rollout = entry.key, entry.read_key, entry.rollout
                 if key == old and entry.summary.indexed:
                     return
                 summary = _copy(entry.summary)
+            if rollout is None:
+                return
             start, first = entry.read_size, entry.next_index
-            # Appended to: same inode, not shorter. Otherwise cleared and written anew.
-            if old is None or key is None or key[0] != old[0] or key[1] < old[1]:
+            if _appended(old, key):  # only the last file grew: read what it gained
+                rollout = Rollout(rollout.id, rollout.files[-1:])
+            else:  # another file, or one cleared and written anew: read it all again
                 summary = RolloutSummary(rollout_id=rollout_id, incomplete=summary.incomplete)
                 start = first = 0
-            entries = Entries(self.store, rollout_id, start=start, first_index=first)
+            entries = Entries(
+                rollout,
+                max_line_bytes=self.store.max_line_bytes,
+                start=start,
+                first_index=first,
+            )
             for item in _guarded(entries, summary):
                 first += 1
                 if isinstance(item, Call):

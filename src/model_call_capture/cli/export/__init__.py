@@ -16,7 +16,7 @@ import click
 
 from ... import _codec
 from ...arrow import PAYLOAD_COLUMNS
-from ...store import CaptureStore
+from ...store import CaptureStore, Rollout
 from .._common import capture_root, stderr, stdout
 from .._parallel import default_jobs, jobs_option
 from . import _atomic
@@ -41,13 +41,8 @@ def _need_pyarrow() -> None:
         )
 
 
-def _capture_paths(directory: str) -> list[Path]:
-    store = CaptureStore(capture_root(directory))
-    return [store.path(rollout_id) for rollout_id in sorted(store.rollout_ids())]
-
-
 def _write_file(
-    paths: list[Path],
+    paths: list[Rollout],
     target: Path,
     fmt: str,
     payloads: bool,
@@ -179,7 +174,7 @@ def export(
         raise click.ClickException(f"{target}: is a directory (use --partition-by for a dataset)")
     if dataset:
         check_partition_by(columns, payloads)
-    paths = _capture_paths(directory)
+    paths = CaptureStore(capture_root(directory)).rollouts()
     jobs = jobs or default_jobs()
     _atomic.clean_stale(target)
     counts: Counts | None
@@ -197,10 +192,10 @@ def export(
         else:
             counts = _write_file(paths, target, fmt, payloads, row_group_size, jobs, tokens)
     if counts is None:
-        stdout().print(f"{target} is up to date")
+        stdout().print(f"{target} is up to date", soft_wrap=True)
         return
     unit = "token trajectories" if tokens else "calls"
-    stdout().print(f"wrote {counts.rows} {unit} to {target} ({fmt})")
+    stdout().print(f"wrote {counts.rows} {unit} to {target} ({fmt})", soft_wrap=True)
     if counts.damaged:
         stderr().print(
             f"[yellow]{counts.damaged} unreadable lines skipped (mcc validate {directory} lists them)[/]"
@@ -229,21 +224,24 @@ def schema(out: str | None) -> None:
       mcc schema
       mcc schema --out ./schemas && datamodel-codegen --input schemas/v1/capture-line.schema.json
     """
-    from rich.table import Table
-
     from ... import schemas
 
     documents = {
         name: (schemas.schema_dir() / name).read_bytes() for name in schemas.schema_names()
     }
     if out is None:
-        table = Table(title=f"{len(documents)} JSON Schemas", title_justify="left")
-        for name in ("file", "title"):
-            table.add_column(name, no_wrap=True)
-        for rel, text in sorted(documents.items()):
-            table.add_row(rel, str(_codec.decode(text).get("title", "-")))
+        from .._table import Col, print_table
+
         console = stdout()
-        console.print(table)
+        print_table(
+            console,
+            (Col("file", "id"), Col("title", "id", 1)),
+            [
+                [rel, str(_codec.decode(text).get("title", "-"))]
+                for rel, text in sorted(documents.items())
+            ],
+            title=f"{len(documents)} JSON Schemas",
+        )
         console.print(
             f"each $id is {schemas.SCHEMA_BASE_URI}<file>; write them with: mcc schema --out DIR"
         )
@@ -253,4 +251,4 @@ def schema(out: str | None) -> None:
         path = root / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(text)
-    stdout().print(f"wrote {len(documents)} schemas to {root}")
+    stdout().print(f"wrote {len(documents)} schemas to {root}", soft_wrap=True)

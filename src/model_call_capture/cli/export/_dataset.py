@@ -22,6 +22,7 @@ import click
 
 from ... import _codec
 from ...arrow import EXPORT_MANIFEST, record_schema
+from ...store import Rollout, rollout_of_file
 from . import _atomic
 from ._single import Counts, rollout_tables
 
@@ -56,21 +57,31 @@ def check_partition_by(columns: Sequence[str], payloads: bool) -> None:
             )
 
 
-def capture_state(paths: Sequence[Path]) -> dict[str, list[int]]:
-    """`[size, mtime_ns]` of each capture file, taken before it is read (a file that grows
-    while it is exported then differs from the manifest and is exported again next time)."""
+def capture_state(rollouts: Sequence[Rollout]) -> dict[str, list[int]]:
+    """`[size, mtime_ns]` of each file of the rollouts by its name, taken before it is read
+    (a file that grows while it is exported then differs from the manifest and is exported
+    again next time)."""
     state = {}
-    for path in paths:
-        try:
-            st = os.stat(path)
-        except FileNotFoundError:
-            continue
-        state[path.name] = [st.st_size, st.st_mtime_ns]
+    for rollout in rollouts:
+        for path in rollout.files:
+            try:
+                st = os.stat(path)
+            except FileNotFoundError:
+                continue
+            state[path.name] = [st.st_size, st.st_mtime_ns]
     return state
 
 
+def _rollout_id_of(name: str) -> str | None:
+    """The rollout of a file the manifest lists; None for a name that is no capture file's."""
+    try:
+        return rollout_of_file(name).id
+    except ValueError:
+        return None
+
+
 def _write_parts(
-    paths: Sequence[Path],
+    paths: Sequence[Rollout],
     base: Path,
     *,
     generation: int,
@@ -142,7 +153,7 @@ def _write_manifest(base: Path, data: bytes, mode: int) -> None:
 
 
 def write_dataset_dir(
-    paths: Sequence[Path],
+    paths: Sequence[Rollout],
     out: Path,
     *,
     payloads: bool,
@@ -279,7 +290,7 @@ def _swap_in(rewritten: list[tuple[Path, Path | None]], new: Path, out: Path) ->
 
 
 def update_dataset(
-    paths: Sequence[Path],
+    paths: Sequence[Rollout],
     out: Path,
     *,
     payloads: bool,
@@ -311,9 +322,14 @@ def update_dataset(
     parts = _committed_parts(out, generations)
     state = capture_state(paths)
     known: dict[str, Any] = manifest.get("captures") or {}
-    changed = [p for p in paths if p.name in state and known.get(p.name) != state[p.name]]
-    stale = {name.removesuffix(".capture.jsonl") for name in set(known) - set(state)}
-    stale |= {p.name.removesuffix(".capture.jsonl") for p in changed}
+    changed = [
+        r
+        for r in paths
+        if any(p.name in state and known.get(p.name) != state[p.name] for p in r.files)
+    ]
+    vanished = (_rollout_id_of(name) for name in set(known) - set(state))
+    stale = {rollout_id for rollout_id in vanished if rollout_id is not None}
+    stale |= {r.id for r in changed}
     if not stale:
         return None
     mode = 0o600 if payloads else 0o666

@@ -22,8 +22,8 @@ import msgspec
 
 from ... import _codec
 from ...arrow import PAYLOAD_COLUMNS, iter_record_batches, record_schema
-from ...records import read_available_model_call_records
-from ...store import CAPTURE_SUFFIX, CaptureStore
+from ...records import iter_rollout_records
+from ...store import Rollout
 from .._parallel import in_worker, map_files
 
 if TYPE_CHECKING:
@@ -115,8 +115,8 @@ class Counts:
     out_of_range: int = 0
 
 
-def group_table(payloads: bool, paths: Sequence[Path]) -> tuple[pa.Table | bytes, int, int]:
-    """Capture files as one Arrow table, their damaged lines and nulled values.
+def group_table(payloads: bool, paths: Sequence[Rollout]) -> tuple[pa.Table | bytes, int, int]:
+    """Rollouts as one Arrow table, their damaged lines and nulled values.
 
     In a worker of `map_files` the table comes as IPC stream bytes, because a process pool
     pickles results: one blob pickles far faster than a table of many small buffers. In
@@ -135,22 +135,23 @@ def group_table(payloads: bool, paths: Sequence[Path]) -> tuple[pa.Table | bytes
     return sink.getvalue().to_pybytes(), batches.damaged, batches.out_of_range
 
 
-def file_groups(paths: Sequence[Path], payloads: bool) -> list[Sequence[Path]]:
-    """`paths` cut into the runs of files one worker reads into one table.
+def file_groups(paths: Sequence[Rollout], payloads: bool) -> list[Sequence[Rollout]]:
+    """The rollouts `paths` cut into the runs of rollouts one worker reads into one table.
 
-    A table per file costs about a millisecond of Arrow and pickling whatever its rows,
-    more than the rows themselves without payloads, so several files share one; with
-    payloads a table is as big as its files, so each file keeps its own. The cut depends
-    on the paths only (never on `--jobs`), and leaves enough groups to keep every core busy.
+    A table per rollout costs about a millisecond of Arrow and pickling whatever its rows,
+    more than the rows themselves without payloads, so several rollouts share one; with
+    payloads a table is as big as its files, so each rollout keeps its own. The cut
+    depends on the rollouts only (never on `--jobs`), and leaves enough groups to keep
+    every core busy.
     """
     size = 1 if payloads else max(1, min(_GROUP_FILES, len(paths) // _MIN_GROUPS))
     return [paths[i : i + size] for i in range(0, len(paths), size)]
 
 
 def rollout_tables(
-    paths: Sequence[Path], payloads: bool, jobs: int, counts: Counts
+    paths: Sequence[Rollout], payloads: bool, jobs: int, counts: Counts
 ) -> Iterator[pa.Table]:
-    """The tables of the capture files in order, read on `jobs` processes; `counts` grows.
+    """The tables of the rollouts in order, read on `jobs` processes; `counts` grows.
 
     pyarrow is imported here once the workers are started (the first result is in): a
     caller with pyarrow's threads would start them from a fork server, a second interpreter
@@ -222,9 +223,9 @@ class _RowGroups:
 
 
 def write_parquet(
-    paths: Sequence[Path], out: Path, *, payloads: bool, row_group_size: int, jobs: int
+    paths: Sequence[Rollout], out: Path, *, payloads: bool, row_group_size: int, jobs: int
 ) -> Counts:
-    """Write the calls of `paths` to the Parquet file `out` (zstd, fixed schema, no dictionaries).
+    """Write the calls of the rollouts `paths` to the Parquet file `out` (zstd, fixed schema, no dictionaries).
 
     No dictionary encoding: zstd alone writes the columns smaller, and in half the time
     (docs/performance.md, "Export without payloads"). The first table is awaited before
@@ -244,10 +245,12 @@ def write_parquet(
     return counts
 
 
-def rollout_jsonl(payloads: bool, path: Path) -> tuple[bytes, int, int]:
-    """One capture file's calls as JSONL rows (`rollout_id` first), and its damaged lines."""
-    rollout_id = path.name.removesuffix(CAPTURE_SUFFIX)
-    records, damaged = read_available_model_call_records(CaptureStore(path.parent), rollout_id)
+def rollout_jsonl(payloads: bool, rollout: Rollout) -> tuple[bytes, int, int]:
+    """One rollout's calls as JSONL rows (`rollout_id` first), and its damaged lines."""
+    rollout_id = rollout.id
+    stream = iter_rollout_records(rollout)
+    records = list(stream)
+    damaged = stream.damaged
     out = bytearray()
     for record in records:
         if not payloads:  # unset fields are not encoded: the payloads are never decoded
@@ -258,8 +261,8 @@ def rollout_jsonl(payloads: bool, path: Path) -> tuple[bytes, int, int]:
     return bytes(out), damaged, len(records)
 
 
-def write_jsonl(paths: Sequence[Path], out: Path, *, payloads: bool, jobs: int) -> Counts:
-    """Write the calls of `paths` to the JSONL file `out`, one row per call."""
+def write_jsonl(paths: Sequence[Rollout], out: Path, *, payloads: bool, jobs: int) -> Counts:
+    """Write the calls of the rollouts `paths` to the JSONL file `out`, one row per call."""
     counts = Counts()
     with out.open("wb") as f:
         for data, damaged, rows in map_files(

@@ -13,8 +13,8 @@ from pathlib import Path
 
 from ... import _codec
 from ...arrow import iter_trajectory_batches, trajectory_rows, trajectory_schema
-from ...records import read_available_model_call_records
-from ...store import CAPTURE_SUFFIX, CaptureStore
+from ...records import iter_rollout_records
+from ...store import Rollout
 from ...trajectories import build_token_trajectories
 from .._parallel import map_files
 from ._single import WORKER_PRELOAD, Counts, _RowGroups, worker_without_pandas
@@ -27,8 +27,8 @@ __all__ = [
 ]
 
 
-def rollout_trajectory_table(path: Path) -> tuple[bytes, int]:
-    """One capture file's trajectories as one Arrow table in IPC stream bytes, and its damaged lines."""
+def rollout_trajectory_table(path: Rollout) -> tuple[bytes, int]:
+    """One rollout's trajectories as one Arrow table in IPC stream bytes, and its damaged lines."""
     worker_without_pandas()
     import pyarrow as pa
 
@@ -41,7 +41,7 @@ def rollout_trajectory_table(path: Path) -> tuple[bytes, int]:
 
 
 def write_token_parquet(
-    paths: Sequence[Path], out: Path, *, row_group_size: int, jobs: int
+    paths: Sequence[Rollout], out: Path, *, row_group_size: int, jobs: int
 ) -> Counts:
     """Write the token trajectories of `paths` to the Parquet file `out` (zstd, `trajectory_schema()`)."""
     import pyarrow as pa
@@ -61,16 +61,18 @@ def write_token_parquet(
     return counts
 
 
-def rollout_trajectory_jsonl(path: Path) -> tuple[bytes, int, int]:
-    """One capture file's trajectories as JSONL rows (the Parquet columns), its damaged lines and rows."""
-    rollout_id = path.name.removesuffix(CAPTURE_SUFFIX)
-    records, damaged = read_available_model_call_records(CaptureStore(path.parent), rollout_id)
+def rollout_trajectory_jsonl(rollout: Rollout) -> tuple[bytes, int, int]:
+    """One rollout's trajectories as JSONL rows (the Parquet columns), its damaged lines and rows."""
+    rollout_id = rollout.id
+    stream = iter_rollout_records(rollout)
+    records = list(stream)
+    damaged = stream.damaged
     trajectories = build_token_trajectories(records, rollout_id=rollout_id)
     rows = trajectory_rows(rollout_id, trajectories)
     return b"".join(_codec.encode_line(row) for row in rows), damaged, len(rows)
 
 
-def write_token_jsonl(paths: Sequence[Path], out: Path, *, jobs: int) -> Counts:
+def write_token_jsonl(paths: Sequence[Rollout], out: Path, *, jobs: int) -> Counts:
     """Write the token trajectories of `paths` to the JSONL file `out`, one row per trajectory."""
     counts = Counts()
     with out.open("wb") as f:

@@ -11,9 +11,9 @@ from collections.abc import Iterable
 from typing import Any
 
 from .._text import TextParts
-from ..base import Allowance
+from ..base import Allowance, DroppedNotes
 
-__all__ = ["MAX_ENTRIES", "ChoiceState", "Room", "merge", "note", "settle"]
+__all__ = ["MAX_ENTRIES", "ChoiceState", "merge", "settle"]
 
 _CONCAT = frozenset(
     {
@@ -34,8 +34,6 @@ _CONCAT = frozenset(
 _CHOICE_KNOWN = frozenset({"index", "delta", "finish_reason", "logprobs", "token_ids"})
 """Choice fields handled by hand; any other is merged into the choice as it comes."""
 
-_MAX_DROPPED = 32
-
 MAX_ENTRIES = 4096
 """Choices a stream may create, and tool calls all its choices together may create.
 
@@ -45,24 +43,6 @@ hundreds), so 4,096 leaves them a margin of ten or more. A fragment of a few byt
 length by up to 35 outside the server's memory budget; at the bound the entries cost a few
 MB. Past it a new entry is dropped with a note; fragments of existing entries keep merging.
 """
-
-
-class Room:
-    """What a stream may still create: one is shared by the stream and all its choices."""
-
-    __slots__ = ("choices", "tool_calls")
-
-    def __init__(self) -> None:
-        self.choices = Allowance(MAX_ENTRIES)
-        self.tool_calls = Allowance(MAX_ENTRIES)
-
-    def take_choice(self, index: int, dropped: list[str]) -> bool:
-        """True when a new choice `index` may be created; else False, noted at the first."""
-        return self.choices.take(
-            lambda: note(
-                dropped, f"choice {index} and further new choices dropped: past {MAX_ENTRIES}"
-            )
-        )
 
 
 class _Joined(TextParts):
@@ -193,13 +173,15 @@ class ChoiceState:
         "tool_calls",
         "_ids",
         "_lost_last",
-        "_room",
+        "_new_tool_calls",
         "last_call",
     )
 
-    def __init__(self, index: int, room: Room | None = None) -> None:
+    def __init__(self, index: int, new_tool_calls: Allowance | None = None) -> None:
         self.index = index
-        self._room = Room() if room is None else room
+        self._new_tool_calls = (
+            Allowance("tool calls", MAX_ENTRIES) if new_tool_calls is None else new_tool_calls
+        )
         """The stream's: tool calls of every choice count against one bound."""
         self._lost_last = False
         """True once a new call without an `index` was dropped: fragments without an id
@@ -219,15 +201,14 @@ class ChoiceState:
         self.token_ids: list[Any] | None = None
         self.extra: dict[str, Any] = {}
 
-    def feed(self, choice: dict[str, Any], dropped: list[str]) -> None:
+    def feed(self, choice: dict[str, Any], notes: DroppedNotes) -> None:
+        """Merge one choice of a chunk (plain JSON values) by the rules of `_stream`."""
         delta = choice.get("delta")
         if isinstance(delta, dict):
-            self._feed_delta(delta, dropped)
+            self._feed_delta(delta, notes)
         elif delta is not None:
-            note(dropped, f"choice {self.index}: delta is not an object")
-        finish = choice.get("finish_reason")
-        if isinstance(finish, str) and finish:
-            self.finish_reason = finish
+            notes.add(f"choice {self.index}: delta is not an object")
+        self.take_finish_reason(choice.get("finish_reason"))
         logprobs = choice.get("logprobs")
         if isinstance(logprobs, dict):
             if self.logprobs is None:
@@ -251,31 +232,47 @@ class ChoiceState:
         if not _CHOICE_KNOWN.issuperset(choice):  # checked in C; built only when there are others
             merge(self.extra, {k: v for k, v in choice.items() if k not in _CHOICE_KNOWN})
 
-    def _feed_delta(self, delta: dict[str, Any], dropped: list[str]) -> None:
+    # The operations both paths apply a delta with (this one, and `_fast`'s typed one).
+
+    def take_role(self, value: object) -> None:
+        """`role`: its first non-empty string."""
+        if isinstance(value, str) and value and not self.role:
+            self.role = value
+
+    def add_text(self, key: str, value: str | None) -> None:
+        """A text member of the delta (`content`, `reasoning`, ...): concatenated; a null is
+        kept only while the member has no text."""
+        parts = self.parts.get(key)
+        if value is None:
+            self.parts.setdefault(key, None)
+        elif parts is None:
+            self.parts[key] = TextParts(value)
+        else:
+            parts.append(value)
+
+    def take_finish_reason(self, value: object) -> None:
+        """`finish_reason`: its last non-empty string."""
+        if isinstance(value, str) and value:
+            self.finish_reason = value
+
+    def _feed_delta(self, delta: dict[str, Any], notes: DroppedNotes) -> None:
         for key, value in delta.items():
             if key == "role":
-                if isinstance(value, str) and value and not self.role:
-                    self.role = value
+                self.take_role(value)
             elif key == "tool_calls":
                 if isinstance(value, list):
                     for call in value:
-                        self._feed_tool_call(call, dropped)
+                        self._feed_tool_call(call, notes)
                 elif value is not None:
-                    note(dropped, f"choice {self.index}: tool_calls is not a list")
+                    notes.add(f"choice {self.index}: tool_calls is not a list")
             elif key in _CONCAT and (value is None or isinstance(value, str)):
-                parts = self.parts.get(key)
-                if value is None:
-                    self.parts.setdefault(key, None)
-                elif parts is None:
-                    self.parts[key] = TextParts(value)
-                else:
-                    parts.append(value)
+                self.add_text(key, value)
             else:
                 merge(self.message_extra, {key: value})
 
-    def _feed_tool_call(self, call: object, dropped: list[str]) -> None:
+    def _feed_tool_call(self, call: object, notes: DroppedNotes) -> None:
         if not isinstance(call, dict):
-            note(dropped, f"choice {self.index}: tool call fragment is not an object")
+            notes.add(f"choice {self.index}: tool call fragment is not an object")
             return
         index = call.get("index")
         indexless = False
@@ -295,13 +292,7 @@ class ChoiceState:
                 index = self.last_call + 1
         entry = self.tool_calls.get(index)
         if entry is None:
-            if not self._room.tool_calls.take(
-                lambda: note(
-                    dropped,
-                    f"choice {self.index}: tool call {index} and further new tool calls "
-                    f"dropped: past {MAX_ENTRIES} in the stream",
-                )
-            ):
+            if not self._new_tool_calls.take(notes, f"choice {self.index}: tool call {index}"):
                 self._lost_last = indexless
                 return
             entry = self.tool_calls[index] = {"_args": TextParts()}
@@ -374,10 +365,3 @@ class ChoiceState:
         for key, value in self.extra.items():
             choice.setdefault(key, value)
         return choice
-
-
-def note(dropped: list[str], note: str) -> None:
-    if len(dropped) < _MAX_DROPPED:
-        dropped.append(note)
-    elif len(dropped) == _MAX_DROPPED:
-        dropped.append("further drops not listed")

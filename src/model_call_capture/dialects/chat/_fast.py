@@ -3,10 +3,11 @@
 Most chunks of a chat stream are the same small object: ids, one choice, a delta of text.
 `StreamState` first decodes a chunk into the typed `_Chunk` below, which accepts only
 that shape (`forbid_unknown_fields`: any other member, type or negative index is refused
-in C), and applies it with the same rules as its general path. A chunk the shape refuses
-goes to the general path (plain JSON values merged by hand), which alone defines the
-result: for every chunk this path takes, the state ends exactly as the general path
-leaves it, dict key order included (`tests/dialects/test_chat_fast.py` compares the two
+in C), and applies it through the operations of its general path (`StreamState.choice`,
+`take_member`, `end_chunk`; `ChoiceState.take_role`, `add_text`,
+`take_finish_reason`): only the decoding differs. A chunk the shape refuses goes to the
+general path (plain JSON values), which alone defines the result: for every chunk this
+path takes, the state ends exactly as the general path leaves it, dict key order included (`tests/dialects/test_chat_fast.py` compares the two
 on every corpus stream and on generated ones). A stream whose chunks keep being refused
 stops being tried (`MISSES`), so it pays the refused attempt only a few times.
 """
@@ -17,9 +18,6 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import msgspec
 from msgspec import UNSET, UnsetType
-
-from .._text import TextParts
-from ._choice import ChoiceState, merge
 
 if TYPE_CHECKING:
     from ._stream import StreamState
@@ -66,67 +64,37 @@ def take(state: StreamState, data: bytes) -> bool:
     except (msgspec.ValidationError, msgspec.DecodeError, UnicodeDecodeError, RecursionError):
         return False
     choices = chunk.choices
-    extra = state._extra
     fingerprint, tier = chunk.system_fingerprint, chunk.service_tier
     if (
         fingerprint is not UNSET
         and tier is not UNSET
-        and "system_fingerprint" not in extra
-        and "service_tier" not in extra
+        and not state.has_member("system_fingerprint")
+        and not state.has_member("service_tier")
     ) or (choices is not UNSET and not _ordered(state, choices)):
         return False
-    if not state._id and chunk.id is not UNSET and chunk.id:
-        state._id = chunk.id
-    if not state._model and chunk.model is not UNSET and chunk.model:
-        state._model = chunk.model
-    if not state._created and chunk.created is not UNSET and chunk.created:
-        state._created = chunk.created
     if choices is not UNSET:
-        states = state._choices
+        known = state.choices
         for choice in choices:
-            target = states.get(choice.index)
-            if target is None:
-                target = states[choice.index] = ChoiceState(choice.index, state._room)
-                state._room.choices.left -= 1
+            target = known.get(choice.index) or state.choice(choice.index)
+            assert target is not None  # `_ordered` let only choices within the bound through
             delta = choice.delta
             if delta is not UNSET:
-                if delta.role and not target.role:
-                    target.role = delta.role
-                parts = target.parts
+                if delta.role:
+                    target.take_role(delta.role)
                 if delta.content is not UNSET:
-                    _text(parts, "content", delta.content)
+                    target.add_text("content", delta.content)
                 if delta.reasoning_content is not UNSET:
-                    _text(parts, "reasoning_content", delta.reasoning_content)
+                    target.add_text("reasoning_content", delta.reasoning_content)
                 if delta.reasoning is not UNSET:
-                    _text(parts, "reasoning", delta.reasoning)
+                    target.add_text("reasoning", delta.reasoning)
             if choice.finish_reason:
-                target.finish_reason = choice.finish_reason
-    if chunk.usage is not UNSET and chunk.usage is not None:
-        state._usage = chunk.usage
+                target.take_finish_reason(choice.finish_reason)
     if fingerprint is not UNSET:
-        _first(extra, "system_fingerprint", fingerprint)
+        state.take_member("system_fingerprint", fingerprint)
     if tier is not UNSET:
-        _first(extra, "service_tier", tier)
-    state._seen = True
+        state.take_member("service_tier", tier)
+    state.end_chunk(chunk.id, chunk.model, chunk.created, chunk.usage)
     return True
-
-
-def _text(parts: dict[str, TextParts | None], key: str, value: str | None) -> None:
-    """A text member of a delta, as `ChoiceState` takes it."""
-    old = parts.get(key)
-    if value is None:
-        parts.setdefault(key, None)
-    elif old is None:
-        parts[key] = TextParts(value)
-    else:
-        old.append(value)
-
-
-def _first(extra: dict[str, Any], key: str, value: str | None) -> None:
-    """A string member of the chunk kept beside the response: its first non-empty value."""
-    old = extra.get(key)
-    if not (isinstance(old, str) and old):
-        merge(extra, {key: value})
 
 
 def _ordered(state: StreamState, choices: list[_Choice]) -> bool:
@@ -139,9 +107,9 @@ def _ordered(state: StreamState, choices: list[_Choice]) -> bool:
     """
     if len(choices) > 1 and len({choice.index for choice in choices}) < len(choices):
         return False  # two entries for one choice: left to the general path
-    room = state._room.choices.left
-    if room < len(choices):  # one comparison a chunk until the bound is near
-        if sum(choice.index not in state._choices for choice in choices) > room:
+    left, known = state.new_choices.left, state.choices
+    if left < len(choices):  # one comparison a chunk until the bound is near
+        if sum(choice.index not in known for choice in choices) > left:
             return False
     for choice in choices:
         delta = choice.delta
@@ -156,7 +124,7 @@ def _ordered(state: StreamState, choices: list[_Choice]) -> bool:
             )
             if value is not UNSET
         ]
-        target = state._choices.get(choice.index)
+        target = known.get(choice.index)
         parts = target.parts if target is not None else {}
         if sum(key not in parts for key in present) > 1:
             return False

@@ -36,9 +36,9 @@ from typing import Any
 
 from ..._codec import decode_object
 from ...sse import SseEvent
-from ..base import StreamResult, Terminal, escaped_ascii
-from . import _fast
-from ._choice import ChoiceState, Room, merge, note, settle
+from ..base import Allowance, DroppedNotes, StreamResult, Terminal, escaped_ascii
+from . import _choice, _fast
+from ._choice import ChoiceState, merge, settle
 
 __all__ = ["END_MARKER_LEN", "StreamState", "may_end", "new_stream_state"]
 
@@ -67,17 +67,18 @@ class StreamState:
     """Incremental reassembly of one OpenAI Chat Completions stream into a `chat.completion`."""
 
     __slots__ = (
-        "_choices",
+        "choices",
         "_created",
-        "_dropped",
         "_error",
         "_extra",
         "_id",
         "_misses",
         "_model",
+        "_new_tool_calls",
+        "_notes",
         "_prompt_token_ids",
-        "_room",
         "_seen",
+        "new_choices",
         "_terminal",
         "_usage",
     )
@@ -88,14 +89,17 @@ class StreamState:
         self._id: str | None = None
         self._model: str | None = None
         self._created: int | None = None
-        self._choices: dict[int, ChoiceState] = {}
-        self._room = Room()
-        """The entries this stream may still create (`_choice.MAX_ENTRIES`)."""
+        self.choices: dict[int, ChoiceState] = {}
+        """The choices by index (read only: `choice` creates them)."""
+        self.new_choices = Allowance("choices", _choice.MAX_ENTRIES)
+        """The new choices the stream may still create (read only: `choice` takes them)."""
+        self._new_tool_calls = Allowance("tool calls", _choice.MAX_ENTRIES)
+        """Shared by all the choices: their tool calls count against one bound."""
         self._usage: dict[str, Any] | None = None
         self._extra: dict[str, Any] = {}
         self._error: dict[str, Any] | None = None
         self._prompt_token_ids: Any = None
-        self._dropped: list[str] = []
+        self._notes = DroppedNotes()
         self._misses = 0
         """Chunks in a row the typed path refused (`_fast`); at `_fast.MISSES` it is not tried."""
 
@@ -109,7 +113,7 @@ class StreamState:
         try:
             self._feed(event)
         except Exception as exc:  # a bug must not cost the capture: note it and go on
-            note(self._dropped, f"event not used ({type(exc).__name__}: {exc})")
+            self._notes.add(f"event not used ({type(exc).__name__}: {exc})")
 
     def _feed(self, event: SseEvent) -> None:
         data = event.data
@@ -118,7 +122,7 @@ class StreamState:
                 self._terminal = "complete"
             return
         if self._terminal == "complete":
-            note(self._dropped, "data after [DONE] ignored")
+            self._notes.add("data after [DONE] ignored")
             return
         if self._misses < _fast.MISSES and event.event != "error":
             if _fast.take(self, data):
@@ -134,7 +138,7 @@ class StreamState:
             self._terminal = "error"
             return
         if chunk is None:
-            note(self._dropped, f"data is not a JSON object: {_text(data)[:80]!r}")
+            self._notes.add(f"data is not a JSON object: {_text(data)[:80]!r}")
             return
         error = chunk.get("error")
         if error is not None:
@@ -144,8 +148,35 @@ class StreamState:
         self._chunk(chunk)
 
     def _chunk(self, chunk: dict[str, Any]) -> None:
-        dropped = self._dropped
-        ident, model, created = chunk.get("id"), chunk.get("model"), chunk.get("created")
+        notes = self._notes
+        choices = chunk.get("choices")
+        if isinstance(choices, list):
+            for choice in choices:
+                index = choice.get("index") if isinstance(choice, dict) else None
+                if not isinstance(index, int) or isinstance(index, bool) or index < 0:
+                    notes.add("choice without an integer index")
+                    continue
+                state = self.choice(index)
+                if state is not None:
+                    state.feed(choice, notes)
+        elif choices is not None:
+            notes.add("choices is not a list")
+        if self._prompt_token_ids is None:
+            self._prompt_token_ids = chunk.get("prompt_token_ids")
+        if not _CHUNK_SKIP.issuperset(chunk):  # checked in C; built only when there are others
+            merge(self._extra, {k: v for k, v in chunk.items() if k not in _CHUNK_SKIP})
+        self.end_chunk(
+            chunk.get("id"), chunk.get("model"), chunk.get("created"), chunk.get("usage")
+        )
+
+    # -- the operations both paths apply a chunk with (`_chunk`, and `_fast`'s typed one) --
+
+    def end_chunk(self, ident: object, model: object, created: object, usage: object) -> None:
+        """The end of a chunk taken whole: what it says of the whole completion (the first
+        non-empty `id`, `model` and `created`; the last `usage` object), and that the stream
+        has content."""
+        if isinstance(usage, dict):
+            self._usage = usage
         if not self._id and isinstance(ident, str) and ident:
             self._id = ident
         if not self._model and isinstance(model, str) and model:
@@ -157,29 +188,28 @@ class StreamState:
             and created
         ):
             self._created = created
-        choices = chunk.get("choices")
-        if isinstance(choices, list):
-            for choice in choices:
-                index = choice.get("index") if isinstance(choice, dict) else None
-                if not isinstance(index, int) or isinstance(index, bool) or index < 0:
-                    note(dropped, "choice without an integer index")
-                    continue
-                state = self._choices.get(index)
-                if state is None:
-                    if not self._room.take_choice(index, dropped):
-                        continue
-                    state = self._choices[index] = ChoiceState(index, self._room)
-                state.feed(choice, dropped)
-        elif choices is not None:
-            note(dropped, "choices is not a list")
-        usage = chunk.get("usage")
-        if isinstance(usage, dict):
-            self._usage = usage
-        if self._prompt_token_ids is None:
-            self._prompt_token_ids = chunk.get("prompt_token_ids")
-        if not _CHUNK_SKIP.issuperset(chunk):  # checked in C; built only when there are others
-            merge(self._extra, {k: v for k, v in chunk.items() if k not in _CHUNK_SKIP})
         self._seen = True
+
+    def choice(self, index: int) -> ChoiceState | None:
+        """Choice `index`, created when it is new and within the bound; None past the bound
+        (the first refusal is noted)."""
+        state = self.choices.get(index)
+        if state is None:
+            if not self.new_choices.take(self._notes, f"choice {index}"):
+                return None
+            state = self.choices[index] = ChoiceState(index, self._new_tool_calls)
+        return state
+
+    def has_member(self, key: str) -> bool:
+        """Whether the stream has a chunk member `key` kept beside the response."""
+        return key in self._extra
+
+    def take_member(self, key: str, value: str | None) -> None:
+        """One string member of the chunk kept beside the response, by `merge`'s rule (a
+        non-empty string already there keeps it: no merge needed)."""
+        old = self._extra.get(key)
+        if not (isinstance(old, str) and old):
+            merge(self._extra, {key: value})
 
     def result(self) -> StreamResult:
         """The `chat.completion` reassembled so far, with the terminal kind and what was dropped."""
@@ -191,7 +221,7 @@ class StreamState:
                 "object": "chat.completion",
                 "created": self._created,
                 "model": self._model,
-                "choices": [self._choices[i].build() for i in sorted(self._choices)],
+                "choices": [self.choices[i].build() for i in sorted(self.choices)],
             }
             if self._usage is not None:
                 response["usage"] = self._usage
@@ -204,7 +234,7 @@ class StreamState:
             terminal=self._terminal,
             truncated=self._terminal is None,
             error=self._error,
-            dropped=list(self._dropped),
+            dropped=self._notes.listed(),
         )
 
 

@@ -13,7 +13,7 @@ import msgspec
 from ..._codec import decode, decode_object, raw_text
 from ...sse import SseEvent
 from .._text import TextParts
-from ..base import Allowance, StreamResult, Terminal, escaped_ascii
+from ..base import Allowance, DroppedNotes, StreamResult, Terminal, escaped_ascii
 from ._blocks import (
     KNOWN_DELTA_TYPES,
     InputJSONDelta,
@@ -25,9 +25,6 @@ from ._blocks import (
 from ._events import ContentBlockDeltaEvent, ContentBlockStopEvent, MessageStopEvent, PingEvent
 
 __all__ = ["END_MARKER_LEN", "MAX_ENTRIES", "StreamState", "may_end", "new_stream_state"]
-
-_MAX_DROPPED = 32
-"""Notes kept per stream; a garbage stream must not grow memory with its length."""
 
 MAX_ENTRIES = 4096
 """Content blocks a stream may create.
@@ -96,7 +93,7 @@ class _Block:
         self.citations: list[Any] = []
         self.json = TextParts()
 
-    def build(self, index: int, dropped: list[str]) -> dict[str, Any]:
+    def build(self, index: int, notes: DroppedNotes) -> dict[str, Any]:
         out = dict(self.data)
         for key, parts in self.parts.items():
             start = out.get(key)
@@ -111,7 +108,7 @@ class _Block:
                     out["input"] = decode(text)
                 except (msgspec.DecodeError, RecursionError):
                     out["input"] = {"_raw": text}
-                    dropped.append(f"block {index}: tool input is not valid JSON; kept as _raw")
+                    notes.add(f"block {index}: tool input is not valid JSON; kept as _raw")
         return out
 
 
@@ -152,10 +149,9 @@ class StreamState:
 
     __slots__ = (
         "_blocks",
-        "_dropped",
-        "_new_blocks",
         "_error",
-        "_lost",
+        "_new_blocks",
+        "_notes",
         "_message",
         "_started",
         "_terminal",
@@ -169,10 +165,8 @@ class StreamState:
         self._message: dict[str, Any] | None = None
         self._blocks: dict[int, _Block] = {}
         self._usage: dict[str, Any] = {}
-        self._dropped: list[str] = []
-        self._lost = 0
-        self._new_blocks = Allowance(MAX_ENTRIES)
-        """The new blocks this stream may still create."""
+        self._notes = DroppedNotes()
+        self._new_blocks = Allowance("blocks", MAX_ENTRIES)
         self._started = False
         """True once a message_start was taken."""
         self._touched = False
@@ -186,7 +180,7 @@ class StreamState:
     def feed(self, event: SseEvent) -> None:
         """Take one decoded SSE event; never raises, whatever it holds."""
         if self._terminal is not None:
-            self._drop(f"{event.event or 'data'} event after the terminal event")
+            self._notes.add(f"{event.event or 'data'} event after the terminal event")
             return
         try:
             typed = _state_decoder.decode(event.data)
@@ -203,7 +197,7 @@ class StreamState:
             try:
                 block = self._blocks[typed.index]
             except KeyError:
-                self._drop(f"{struct_tag(type(delta))} for unknown block {typed.index}")
+                self._notes.add(f"{struct_tag(type(delta))} for unknown block {typed.index}")
                 return
             self._touched = True
             if type(delta) is TextDelta:
@@ -219,7 +213,7 @@ class StreamState:
                 self._generic(decode_object(event.data) or {}, event.event)
                 return
             if block.kind != _DELTA_BLOCK[key]:
-                self._drop(f"{key} delta for {block.kind} block {typed.index}")
+                self._notes.add(f"{key} delta for {block.kind} block {typed.index}")
                 return
             try:
                 block.parts[key].append(text)
@@ -251,12 +245,12 @@ class StreamState:
         elif event.event == "message_stop":
             self._terminal = "complete"
         else:
-            self._drop(f"{event.event or 'data'} event whose data is not a JSON object")
+            self._notes.add(f"{event.event or 'data'} event whose data is not a JSON object")
 
     def _append(self, block: _Block, key: str, text: str, index: int) -> None:
         expected = _DELTA_BLOCK.get(key)
         if expected is not None and block.kind != expected:
-            self._drop(f"{key} delta for {block.kind} block {index}")
+            self._notes.add(f"{key} delta for {block.kind} block {index}")
             return
         parts = block.parts.get(key)
         if parts is None:
@@ -282,15 +276,15 @@ class StreamState:
         elif kind == "message_stop":
             self._terminal = "complete"
         elif kind not in ("ping", "content_block_stop"):
-            self._drop(f"unknown event type {kind!r}")
+            self._notes.add(f"unknown event type {kind!r}")
 
     def _block_start(self, index: Any, block: Any) -> None:
         if not _is_index(index) or not isinstance(block, dict):
-            self._drop("content_block_start without an index and a block object")
+            self._notes.add("content_block_start without an index and a block object")
             return
         if index in self._blocks:
-            self._drop(f"content_block_start for block {index} replaced the block")
-        elif not self._room(index):
+            self._notes.add(f"content_block_start for block {index} replaced the block")
+        elif not self._new_blocks.take(self._notes, f"block {index}"):
             return
         self._blocks[index] = _Block(dict(block))
         self._touched = True
@@ -307,7 +301,7 @@ class StreamState:
 
     def _start(self, message: Any) -> None:
         if not isinstance(message, dict):
-            self._drop("message_start without a message object")
+            self._notes.add("message_start without a message object")
             return
         pending: dict[str, Any] = {}
         if self._message is not None and not self._started:
@@ -315,9 +309,9 @@ class StreamState:
             pending = self._message
         elif self._message is not None:
             if message.get("id") == self._message.get("id") and not self._touched:
-                self._drop(f"duplicate message_start for {message.get('id')!r}")
+                self._notes.add(f"duplicate message_start for {message.get('id')!r}")
                 return
-            self._drop(
+            self._notes.add(
                 f"message_start {message.get('id')!r} replaced unfinished message "
                 f"{self._message.get('id')!r} ({len(self._blocks)} blocks)"
             )
@@ -329,7 +323,7 @@ class StreamState:
         if isinstance(content, list):
             for index, block in enumerate(content):
                 if isinstance(block, dict) and index not in self._blocks:
-                    if not self._room(index):
+                    if not self._new_blocks.take(self._notes, f"block {index}"):
                         break
                     self._blocks[index] = _Block(dict(block))
         usage = envelope.get("usage")
@@ -342,16 +336,16 @@ class StreamState:
     def _delta(self, payload: dict[str, Any]) -> None:
         index, delta = payload.get("index"), payload.get("delta")
         if not _is_index(index) or not isinstance(delta, dict):
-            self._drop("content_block_delta without an index and a delta object")
+            self._notes.add("content_block_delta without an index and a delta object")
             return
         kind = delta.get("type")
         block = self._blocks.get(index)
         if block is None:
-            self._drop(f"{kind} for unknown block {index}")
+            self._notes.add(f"{kind} for unknown block {index}")
             return
         self._touched = True
         if kind not in KNOWN_DELTA_TYPES:
-            self._drop(f"unknown delta type {kind!r} for block {index} merged by field name")
+            self._notes.add(f"unknown delta type {kind!r} for block {index} merged by field name")
         partial = delta.get("partial_json")
         if isinstance(partial, str):
             block.json.append(partial)
@@ -376,7 +370,7 @@ class StreamState:
     def _message_delta(self, payload: dict[str, Any]) -> None:
         if self._message is None:
             self._message = {"type": "message", "role": "assistant"}
-            self._drop("message_delta before message_start")
+            self._notes.add("message_delta before message_start")
         self._touched = True
         delta = payload.get("delta")
         if isinstance(delta, dict):
@@ -392,37 +386,23 @@ class StreamState:
             if key not in ("type", "delta", "usage") and value is not None:
                 self._message[key] = value
 
-    def _room(self, index: int) -> bool:
-        """True when a new block `index` may be created; else False, noted at the first."""
-        return self._new_blocks.take(
-            lambda: self._drop(f"block {index} and further new blocks dropped: past {MAX_ENTRIES}")
-        )
-
-    def _drop(self, note: str) -> None:
-        if len(self._dropped) < _MAX_DROPPED:
-            self._dropped.append(note)
-        else:
-            self._lost += 1
-
     def result(self) -> StreamResult:
         """The message reassembled so far; partial (and `truncated`) without `message_stop`."""
-        dropped = list(self._dropped)
+        notes = self._notes.copy()
         response: dict[str, Any] | None = None
         if self._message is not None or self._blocks:
             if not self._started:
-                dropped.append("no message_start: the message envelope is missing")
+                notes.add("no message_start: the message envelope is missing")
             response = dict(self._message or {"type": "message", "role": "assistant"})
-            response["content"] = [self._blocks[i].build(i, dropped) for i in sorted(self._blocks)]
+            response["content"] = [self._blocks[i].build(i, notes) for i in sorted(self._blocks)]
             if self._usage or "usage" in response:
                 response["usage"] = dict(self._usage)
-        if self._lost:
-            dropped.append(f"{self._lost} more notes not kept")
         return StreamResult(
             response=response,
             terminal=self._terminal,
             truncated=self._terminal is None,
             error=self._error,
-            dropped=dropped,
+            dropped=notes.listed(),
         )
 
 

@@ -17,7 +17,7 @@ import msgspec
 from ... import _codec
 from ...sse import SseEvent
 from .._text import TextParts
-from ..base import Allowance, StreamResult, Terminal, escaped_ascii
+from ..base import Allowance, DroppedNotes, StreamResult, Terminal, escaped_ascii
 from . import _decoder, _slots
 from ._decoder import EVENT_TYPES
 from ._items import ItemState, as_index
@@ -45,7 +45,6 @@ _LIFECYCLE: Final = {
     "response.incomplete": "incomplete",
     "response.failed": "failed",
 }
-_MAX_NOTES = 32
 
 MAX_ENTRIES = 4096
 """Output items a stream may create, and parts (content and summary parts, shell commands,
@@ -67,9 +66,9 @@ class StreamState:
         "_error",
         "_final",
         "_items",
+        "_new_items",
+        "_new_parts",
         "_notes",
-        "_room",
-        "_suppressed",
         "_terminal",
     )
 
@@ -79,10 +78,9 @@ class StreamState:
         self._envelope: _Any | None = None
         self._items: dict[int, ItemState] = {}
         self._error: _Any | None = None
-        self._notes: list[str] = []
-        self._suppressed = 0
-        self._room = (Allowance(MAX_ENTRIES), Allowance(MAX_ENTRIES))
-        """New items, then new parts, this stream may still create."""
+        self._notes = DroppedNotes()
+        self._new_items = Allowance("items", MAX_ENTRIES)
+        self._new_parts = Allowance("parts", MAX_ENTRIES)
 
     @property
     def terminal(self) -> Terminal | None:
@@ -94,7 +92,7 @@ class StreamState:
         try:
             self._feed(event)
         except Exception as exc:
-            self._note(f"event could not be used ({type(exc).__name__})")
+            self._notes.add(f"event could not be used ({type(exc).__name__})")
 
     def result(self) -> StreamResult:
         """The final response, or the partial reconstruction when the stream was cut."""
@@ -113,32 +111,15 @@ class StreamState:
                 )
                 if output or not isinstance(response.get("output"), list):
                     response["output"] = output
-        notes = list(self._notes)
-        if self._suppressed:
-            notes.append(f"{self._suppressed} more notes suppressed")
         return StreamResult(
             response=response,
             terminal=self._terminal,
             truncated=self._terminal is None,
             error=self._error,
-            dropped=notes,
+            dropped=self._notes.listed(),
         )
 
     # -- internals ------------------------------------------------------------------
-
-    def _note(self, note: str) -> None:
-        if len(self._notes) < _MAX_NOTES:
-            self._notes.append(note)
-        else:
-            self._suppressed += 1
-
-    def _take(self, which: int, what: str) -> bool:
-        """True when a new item (`which` 0) or part (1) may be created; noted at the first refusal."""
-        return self._room[which].take(
-            lambda: self._note(
-                f"{what} and further new {('items', 'parts')[which]} dropped: past {MAX_ENTRIES}"
-            )
-        )
 
     def _output(self) -> list[_Any]:
         return [self._items[index].build() for index in sorted(self._items)]
@@ -176,14 +157,14 @@ class StreamState:
             return
         payload = _codec.decode_object(data)
         if payload is None:
-            self._note("non-JSON or non-object data: " + _codec.raw_text(stripped[:40]))
+            self._notes.add("non-JSON or non-object data: " + _codec.raw_text(stripped[:40]))
             return
         self._on_payload(payload)
 
     def _after_terminal(self, kind: object) -> bool:
         if self._terminal is None or (self._terminal == "error" and kind in _LIFECYCLE):
             return False
-        self._note(f"event after the terminal event: {kind!s:.60}")
+        self._notes.add(f"event after the terminal event: {kind!s:.60}")
         return True
 
     def _on_payload(self, payload: _Any) -> None:
@@ -192,7 +173,7 @@ class StreamState:
             self._on_error(payload)  # an error body without `type` (Groq, OpenRouter)
             return
         if not isinstance(kind, str):
-            self._note("event without a string type")
+            self._notes.add("event without a string type")
             return
         if self._after_terminal(kind):
             return
@@ -218,7 +199,7 @@ class StreamState:
         elif kind == "response.output_text.annotation.added":
             self._on_annotation(payload)
         elif kind not in EVENT_TYPES:
-            self._note(f"unknown event type ignored: {kind:.60}")
+            self._notes.add(f"unknown event type ignored: {kind:.60}")
         # Other known events (status changes, audio, partial images, shell output) carry
         # nothing that the final item does not repeat.
 
@@ -227,12 +208,12 @@ class StreamState:
             self._terminal = "error"
             self._error = payload
         else:
-            self._note("error event after the terminal event")
+            self._notes.add("error event after the terminal event")
 
     def _on_lifecycle(self, kind: str, response: Any) -> None:
         terminal = _LIFECYCLE[kind]
         if not isinstance(response, dict):
-            self._note(f"{kind} without a response object")
+            self._notes.add(f"{kind} without a response object")
             if terminal is not None and self._terminal is None:
                 self._terminal = terminal  # type: ignore[assignment]
             return
@@ -250,16 +231,18 @@ class StreamState:
         index = as_index(payload.get("output_index"))
         item = payload.get("item")
         if index is None or not isinstance(item, dict):
-            self._note(f"{kind} without output_index or item")
+            self._notes.add(f"{kind} without output_index or item")
             return
         state = self._items.get(index)
-        if state is None and not self._take(0, f"{kind} at output_index {index}"):
+        if state is None and not self._new_items.take(
+            self._notes, f"{kind} at output_index {index}"
+        ):
             return
         if kind == "response.output_item.added":
             if state is None:
                 self._items[index] = ItemState(item)
             elif state.done:
-                self._note(f"output_item.added after output_item.done at output_index {index}")
+                self._notes.add(f"output_item.added after output_item.done at output_index {index}")
             else:
                 state.item = item
         else:
@@ -276,9 +259,11 @@ class StreamState:
     def _item_for(self, index: int, item_type: str, item_id: Any, kind: str) -> ItemState | None:
         state = self._items.get(index)
         if state is None:
-            if not self._take(0, f"{kind} at output_index {index}"):
+            if not self._new_items.take(self._notes, f"{kind} at output_index {index}"):
                 return None
-            self._note(f"{kind} before its output item at output_index {index}: item synthesized")
+            self._notes.add(
+                f"{kind} before its output item at output_index {index}: item synthesized"
+            )
             item: _Any = {"type": item_type}
             if isinstance(item_id, str):
                 item["id"] = item_id
@@ -286,7 +271,7 @@ class StreamState:
                 item.update(role="assistant", status="in_progress", content=[])
             state = self._items[index] = ItemState(item)
         elif state.done:
-            self._note(f"{kind} after output_item.done at output_index {index} ignored")
+            self._notes.add(f"{kind} after output_item.done at output_index {index} ignored")
             return None
         return state
 
@@ -296,7 +281,7 @@ class StreamState:
         index = as_index(payload.get(index_key, 0))
         part = payload.get("part")
         if output_index is None or index is None or not isinstance(part, dict):
-            self._note(f"{kind} without output_index, {index_key} or part")
+            self._notes.add(f"{kind} without output_index, {index_key} or part")
             return
         item_type = (
             "message"
@@ -306,7 +291,9 @@ class StreamState:
         state = self._item_for(output_index, item_type, payload.get("item_id"), kind)
         if state is None:
             return
-        if (container, index) not in state.parts and not self._take(1, f"{kind} at {index}"):
+        if (container, index) not in state.parts and not self._new_parts.take(
+            self._notes, f"{kind} at {index}"
+        ):
             return
         state.parts[(container, index)] = part
         field = _PART_TEXT_FIELD.get(part.get("type"))  # type: ignore[arg-type]
@@ -321,7 +308,7 @@ class StreamState:
         output_index = as_index(output_index)
         index = as_index(index)
         if output_index is None or index is None or not isinstance(value, str):
-            self._note(f"{kind} without a usable output_index, index or text")
+            self._notes.add(f"{kind} without a usable output_index, index or text")
             return
         state = self._item_for(output_index, slot.item_type, item_id, kind)
         if state is None:
@@ -329,12 +316,14 @@ class StreamState:
         if slot.where == "part":
             key = (slot.container, slot.field, index)
             if (slot.container, index) not in state.parts:
-                if not self._take(1, f"{kind} at {index}"):
+                if not self._new_parts.take(self._notes, f"{kind} at {index}"):
                     return
                 state.parts[(slot.container, index)] = new_part(slot, state.item)
         elif slot.where == "command":
             key = ("command", slot.field, index)
-            if key not in state.texts and not self._take(1, f"{kind} at {index}"):
+            if key not in state.texts and not self._new_parts.take(
+                self._notes, f"{kind} at {index}"
+            ):
                 return
         else:
             key = (slot.where, slot.field, index)
@@ -360,7 +349,7 @@ class StreamState:
         content_index = as_index(payload.get("content_index", 0))
         annotation = payload.get("annotation")
         if output_index is None or content_index is None or annotation is None:
-            self._note(
+            self._notes.add(
                 "output_text.annotation.added without output_index, content_index or annotation"
             )
             return
@@ -368,8 +357,8 @@ class StreamState:
         state = self._item_for(output_index, "message", payload.get("item_id"), kind)
         if state is None:
             return
-        if content_index not in state.annotations and not self._take(
-            1, f"{kind} at {content_index}"
+        if content_index not in state.annotations and not self._new_parts.take(
+            self._notes, f"{kind} at {content_index}"
         ):
             return
         position = as_index(payload.get("annotation_index")) or 0

@@ -1,0 +1,89 @@
+"""Rollouts: the read side's currency, an id and the capture files that hold its lines.
+
+A reader asks the store for rollouts and reads every file of each, in the rollout's
+order; it never builds or parses a capture file's name (only `store/` knows the names).
+A rollout of the shared layout has one file, `<root>/<rollout_id>.capture.jsonl`; a
+layout of several files per rollout (one per writer) lists them all, the shared file
+first, and readers number the lines on across them (`RolloutLines`).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from ._files import CAPTURE_SUFFIX, SEGMENTS_SUFFIX, capture_file_rollout_id
+from ._segments import SEGMENT_SUFFIX, is_segment
+
+__all__ = ["Rollout", "capture_files_under", "directories_under", "rollout_of_file"]
+
+
+@dataclass(frozen=True, slots=True)
+class Rollout:
+    """One rollout: its id and its capture files, in the order its lines are read.
+
+    Readers read every file, in this order, and number the lines on from one file to the
+    next (a record's `call_index`). A file listed may be gone by the time it is read
+    (cleared meanwhile): it then holds no lines. A rollout with only an incomplete marker
+    has no files. Picklable, so workers of another process can read it.
+    """
+
+    id: str
+    """The rollout id (validated: it names no path outside the directory)."""
+    files: tuple[Path, ...]
+    """The rollout's capture files, in reading order."""
+
+
+def rollout_of_file(path: str | os.PathLike[str]) -> Rollout:
+    """The rollout of one capture file named by the caller: that file alone (a segment too:
+    `<rollout_id>.capture.segments/<writer>.jsonl`).
+
+    Raises `ValueError` for a name that is not a capture file's (`<rollout_id>.capture.jsonl`).
+    """
+    path = Path(path)
+    if is_segment(path):
+        rollout_id = capture_file_rollout_id(
+            path.parent.name[: -len(SEGMENTS_SUFFIX)] + CAPTURE_SUFFIX
+        )
+        if rollout_id is not None:
+            return Rollout(rollout_id, (path,))
+    rollout_id = capture_file_rollout_id(path.name)
+    if rollout_id is None:
+        raise ValueError(f"{path}: not a capture file (<rollout_id>{CAPTURE_SUFFIX})")
+    return Rollout(rollout_id, (path,))
+
+
+def directories_under(root: Path) -> Iterator[Path]:
+    """`root` and every directory below it, in path order (symlinks to directories not
+    followed; rollouts' segments directories are part of their capture directory, not below it)."""
+    yield root
+    try:
+        with os.scandir(root) as entries:
+            below = sorted(
+                e.name
+                for e in entries
+                if e.is_dir(follow_symlinks=False) and not e.name.endswith(SEGMENTS_SUFFIX)
+            )
+    except OSError:
+        return
+    for name in below:
+        yield from directories_under(root / name)
+
+
+def capture_files_under(root: Path) -> list[Path]:
+    """Every entry named like a capture file in `root` and the directories below it, sorted.
+
+    Whatever its type: a FIFO or a directory named like a capture file is listed too, so
+    that a checker (`mcc validate`) reports it as unreadable, by name, instead of skipping
+    it in silence (the store's own listings skip it). Segments are listed with them.
+    """
+    found = []
+    for directory in directories_under(root):
+        for p in directory.iterdir():
+            if p.name.endswith(CAPTURE_SUFFIX):
+                found.append(p)
+            elif p.name.endswith(SEGMENTS_SUFFIX) and p.is_dir() and not p.is_symlink():
+                found.extend(s for s in p.iterdir() if s.name.endswith(SEGMENT_SUFFIX))
+    return sorted(found)
