@@ -10,12 +10,18 @@ import logging
 import os
 import re
 import stat
+import subprocess
+import sys
 import time
 from pathlib import Path
 
+import msgspec
 import pytest
 
+from model_call_capture.arrow import iter_record_batches
+from model_call_capture.collection import build_model_call_capture
 from model_call_capture.errors import DamagedLineError
+from model_call_capture.records import read_available_model_call_records
 from model_call_capture.store import CaptureStore, _compact, _locking, _segments
 
 _NAME = re.compile(r"^[A-Za-z0-9_-]+\.[0-9]+\.[0-9a-f]{8}\.jsonl$")
@@ -173,6 +179,23 @@ def test_auto_turns_to_segments_when_flock_is_refused_and_says_so_once(
     assert _ids(CaptureStore(tmp_path), "r") == ["c0", "c1", "c2"]
 
 
+def test_the_middleware_writes_the_layout_the_run_settings_say(tmp_path: Path) -> None:
+    from model_call_capture.contracts import CaptureConfig
+    from model_call_capture.middleware import CaptureMiddleware
+
+    async def app(scope: object, receive: object, send: object) -> None:  # pragma: no cover
+        pass
+
+    config = CaptureConfig(
+        observability_enabled=True,
+        model_call_capture_dir=str(tmp_path),
+        capture_layout="segments",
+    )
+    middleware = CaptureMiddleware(app, config=config, model_server_name="policy")
+    assert isinstance(middleware.store, CaptureStore)
+    assert middleware.store.written_layout() == "segments"
+
+
 def test_an_unknown_layout_is_refused() -> None:
     with pytest.raises(ValueError, match="capture_layout must be auto, shared or segments"):
         CaptureStore("/tmp/x", layout="per-host")  # type: ignore[arg-type]
@@ -308,3 +331,81 @@ def test_compact_leaves_a_rollout_being_written_alone(tmp_path: Path) -> None:
     assert "may still be written" in result.left_alone
     assert not (tmp_path / "r.capture.jsonl").exists()
     assert _ids(CaptureStore(tmp_path), "r") == ["a"]
+
+
+# -- every reader agrees ---------------------------------------------------------------------
+
+_MCC = (sys.executable, "-m", "model_call_capture.cli")
+
+
+def _json(value: object) -> object:
+    return msgspec.json.decode(msgspec.json.encode(value))
+
+
+def test_records_and_attachments_agree_across_layouts(both_layouts: tuple[Path, Path]) -> None:
+    one, split = both_layouts
+    ids = CaptureStore(one).rollout_ids()
+    assert CaptureStore(split).rollout_ids() == ids
+    for rollout_id in ids:
+        expected, damaged = read_available_model_call_records(CaptureStore(one), rollout_id)
+        got, got_damaged = read_available_model_call_records(CaptureStore(split), rollout_id)
+        assert damaged == got_damaged == 0
+        assert _json(got) == _json(expected)
+        assert _json(build_model_call_capture(rollout_id, split)) == (
+            _json(build_model_call_capture(rollout_id, one))
+        )
+
+
+def test_arrow_agrees_across_layouts(both_layouts: tuple[Path, Path]) -> None:
+    pa = pytest.importorskip("pyarrow")
+    one, split = both_layouts
+    for payloads in (False, True):
+        tables = [
+            pa.Table.from_batches(list(iter_record_batches(d, payloads=payloads)))
+            for d in (one, split)
+        ]
+        assert tables[1].to_pylist() == tables[0].to_pylist()
+
+
+def test_the_commands_agree_across_layouts(both_layouts: tuple[Path, Path], tmp_path: Path) -> None:
+    one, split = both_layouts
+    rollout_id = CaptureStore(one).rollout_ids()[0]
+    env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "200"}
+
+    def mcc(*args: str) -> str:
+        done = subprocess.run([*_MCC, *args], capture_output=True, text=True, timeout=120, env=env)
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    for args in (["stats"], ["stats", "--json"], ["show", "--raw"]):
+        extra = [rollout_id] if args[0] == "show" else []
+        assert mcc(*args, str(split), *extra) == mcc(*args, str(one), *extra)
+    for fmt in ("jsonl", "parquet"):
+        mcc("export", str(one), "--out", str(tmp_path / f"one.{fmt}"), "--payloads")
+        mcc("export", str(split), "--out", str(tmp_path / f"split.{fmt}"), "--payloads")
+    assert (tmp_path / "split.jsonl").read_bytes() == (tmp_path / "one.jsonl").read_bytes()
+    pq = pytest.importorskip("pyarrow.parquet")
+    assert pq.read_table(tmp_path / "split.parquet").to_pylist() == (
+        pq.read_table(tmp_path / "one.parquet").to_pylist()
+    )
+    checked = mcc("validate", str(split))
+    assert "0 invalid" in checked or "invalid" not in checked, checked
+
+
+def test_the_viewer_agrees_across_layouts(both_layouts: tuple[Path, Path]) -> None:
+    from starlette.testclient import TestClient
+
+    from model_call_capture.viewer import create_app
+
+    one, split = both_layouts
+    pages = []
+    for directory in (one, split):
+        with TestClient(create_app(directory), base_url="http://127.0.0.1") as client:
+            table = client.get("/api/rollouts").json()
+            rollouts = {
+                r["rollout_id"]: client.get(f"/api/rollouts/{r['rollout_id']}").json()
+                for r in table["rollouts"]
+            }
+            calls = client.get(f"/api/rollouts/{table['rollouts'][0]['rollout_id']}/calls/1").json()
+            pages.append((table["rollouts"], rollouts, calls))
+    assert pages[1] == pages[0]

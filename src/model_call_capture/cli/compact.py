@@ -20,6 +20,10 @@ def compact(directory: str) -> None:
     whose segments may still be written (a writer on this host still runs, or a segment
     changed in the last minute) is left alone and named: run it again when the run is over.
     Exits 1 when any rollout was left alone.
+
+    \b
+    Example:
+      mcc compact /data/model-calls
     """
     store = CaptureStore(capture_root(directory))
     compacted = left = lines = 0
