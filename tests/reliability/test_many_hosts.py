@@ -1,5 +1,11 @@
 """Many hosts, one capture directory: writers whose `flock` is refused or local only.
 
+Real where this machine allows it: two FUSE mounts (bindfs) of one directory are two
+clients of one shared filesystem, each with its own kernel inode, so `flock` through one
+does not exclude the other and an `O_APPEND` write goes at the size that mount last saw,
+as on NFS `nolock`. On them the shared layout loses lines, and `auto` (which reads the
+real mount table) writes segments and loses none.
+
 What is stood in (this machine has one kernel, no NFS client and no second host):
 
 - a host: a real writer process whose `socket.gethostname()` answers another name (the
@@ -17,12 +23,19 @@ file) only after `append` returned.
 
 from __future__ import annotations
 
+import fcntl
+import os
+import shutil
 import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
+
+from conftest import require_capability
 from model_call_capture.collection import build_model_call_capture
 from model_call_capture.errors import DamagedLineError
 from model_call_capture.records import read_available_model_call_records
@@ -214,5 +227,102 @@ def test_a_killed_writer_leaves_at_most_one_torn_line_in_its_own_segment(
             0,
             f"{torn_runs} runs left one torn line, in the killed writer's own segment: "
             "counted (records_unreadable count=1) and named; every acknowledged line read",
+        )
+    )
+
+
+@pytest.fixture
+def two_clients(tmp_path: Path) -> Iterator[tuple[Path, Path, Path]]:
+    """One directory mounted twice with FUSE (bindfs): the backing directory, mount a, mount b."""
+    require_capability(
+        "bindfs and FUSE as root",
+        shutil.which("bindfs") is not None and os.path.exists("/dev/fuse") and os.geteuid() == 0,
+        "two real FUSE mounts stand for two clients of one shared filesystem",
+    )
+    back, a, b = tmp_path / "back", tmp_path / "a", tmp_path / "b"
+    for d in (back, a, b):
+        d.mkdir()
+    mounted = []
+    try:
+        for m in (a, b):
+            subprocess.run(["bindfs", str(back), str(m)], check=True, timeout=30)
+            mounted.append(m)
+        yield back, a, b
+    finally:
+        for m in mounted:
+            subprocess.run(["umount", "-l", str(m)], check=False, timeout=30)
+
+
+_APPENDER = r"""
+import json, os, sys, time
+from model_call_capture.store import CaptureStore
+root, tag, layout, n, go = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5]
+store = CaptureStore(root, layout=layout)
+while not os.path.exists(go):
+    time.sleep(0.001)
+for i in range(n):
+    line = {"model_call_id": f"{tag}-{i}", "completed_at": time.time(), "pad": "x" * 500}
+    store.append("r", json.dumps(line).encode())
+print(store.written_layout())
+"""
+
+
+def _race(a: Path, b: Path, layout: str, n: int, go: Path) -> list[str]:
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", _APPENDER, str(m / "cap"), tag, layout, str(n), str(go)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        )
+        for m, tag in ((a, "A"), (b, "B"))
+    ]
+    time.sleep(1.0)
+    go.touch()
+    layouts = []
+    for proc in procs:
+        out, _ = proc.communicate(timeout=300)
+        assert proc.returncode == 0
+        layouts.append(out.strip())
+    go.unlink()
+    return layouts
+
+
+def test_two_fuse_clients_lose_shared_appends_and_none_with_auto(
+    two_clients: tuple[Path, Path, Path], figures: list[Figure]
+) -> None:
+    back, a, b = two_clients
+    go = back.parent / "go"
+    n = sized(1500, 10_000)
+    # Real flock through one mount does not exclude a holder through the other.
+    fa, fb = os.open(a / "probe", os.O_RDWR | os.O_CREAT, 0o600), os.open(b / "probe", os.O_RDWR)
+    try:
+        fcntl.flock(fa, fcntl.LOCK_EX)
+        fcntl.flock(fb, fcntl.LOCK_EX | fcntl.LOCK_NB)  # no BlockingIOError: local locks
+    finally:
+        os.close(fa)
+        os.close(fb)
+    assert _race(a, b, "shared", n, go) == ["shared", "shared"]
+    lost_lines, damaged = read_available_model_call_records(CaptureStore(back / "cap"), "r")
+    lost = 2 * n - len({str(r.model_call_id) for r in lost_lines})
+    shutil.rmtree(back / "cap")
+    assert _race(a, b, "auto", n, go) == ["segments", "segments"]
+    records, auto_damaged = read_available_model_call_records(CaptureStore(back / "cap"), "r")
+    ids = [str(r.model_call_id) for r in records]
+    assert auto_damaged == 0 and sorted(ids) == sorted(
+        f"{tag}-{i}" for tag in "AB" for i in range(n)
+    )
+    assert build_model_call_capture("r", a / "cap").metrics.num_calls == 2 * n
+    figures.append(
+        Figure(
+            "two clients of one shared filesystem whose flock is local to each",
+            f"real: two FUSE mounts (bindfs) of one directory, one writer process on each, "
+            f"{n} appends each to one rollout",
+            2,
+            2 * n,
+            0,
+            f"auto writes segments (from the real mount table): every acknowledged line read "
+            f"once; the shared layout forced on the same mounts lost {lost} acknowledged "
+            f"lines and left {damaged} damaged",
         )
     )

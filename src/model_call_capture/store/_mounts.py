@@ -152,7 +152,7 @@ def choose_layout(root: Path, requested: Layout, mountinfo: Path | None = None) 
             _log_once(
                 root,
                 logging.WARNING,
-                "capture directory %s is on an %s: flock is local to each host there, so "
+                "capture directory %s (%s): flock is local to each host there, so "
                 "concurrent appends from several hosts to one rollout file can be lost "
                 "silently; set capture_layout to auto or segments, or mount with locking "
                 "(docs/reliability.md)",
