@@ -126,6 +126,20 @@ def test_a_forked_child_writes_its_own_segment(tmp_path: Path) -> None:
     assert _ids(CaptureStore(tmp_path), "r") == ["parent", "child", "parent-again"]
 
 
+def test_a_writer_of_more_rollouts_than_it_keeps_open_reopens_its_own_segments(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_segments, "_OPEN_MAX", 2)
+    store = CaptureStore(tmp_path, layout="segments")
+    for round_ in range(3):
+        for r in range(5):
+            store.append(f"r{r}", _raw(f"c{round_}", round_))
+    for r in range(5):
+        (segment,) = (tmp_path / f"r{r}.capture.segments").iterdir()
+        assert segment.read_bytes() == b"".join(_raw(f"c{i}", i) + b"\n" for i in range(3))
+    assert len(_segments._open) == 2
+
+
 def test_a_segments_directory_planted_by_another_user_or_as_a_symlink_is_refused(
     tmp_path: Path,
 ) -> None:

@@ -11,8 +11,8 @@ name with every character but ASCII letters, digits, `_` and `-` replaced by `_`
 Writing needs neither `flock` nor an atomic `O_APPEND` across hosts: a segment is created
 with `O_EXCL` (a name taken, even by another host with the same pid, draws a new random
 part) and only its creator ever writes to it. A process keeps its segments open (at most
-`_OPEN_MAX`, the least recently written closed first); a forked child drops its parent's,
-since they are not its own. Lines are batched per segment as on a shared file
+`_OPEN_MAX`, the least recently written closed first, and opened again by name when it
+is written to next); a forked child drops its parent's, since they are not its own. Lines are batched per segment as on a shared file
 (`_writer.append`): one write, then one `fsync`, before any of the batch's calls return.
 A write that fails part-way leaves a torn line, which the next write to that segment
 ends with a newline first, so it stays one damaged line. A segment found unlinked
@@ -56,9 +56,11 @@ SEGMENT_INCOMPLETE_SUFFIX = ".incomplete"
 """Name suffix of a segment's incomplete marker in that directory."""
 
 _OPEN_MAX = 256  # segments a process keeps open (each is one descriptor)
+_CLOSED_MAX = 65536  # names of segments it closed, to open again rather than start anew
 _NAME_TRIES = 16  # random parts drawn before a name clash is reported as an error
 _HOST_CHARS = re.compile(r"[^A-Za-z0-9_-]")
 _SEGMENT_FLAGS = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+_REOPEN_FLAGS = os.O_RDWR | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _LOOSE_DIR_BITS = stat.S_IWGRP | stat.S_IWOTH
 
@@ -87,6 +89,7 @@ class _Segment:
 
 
 _open: OrderedDict[str, _Segment] = OrderedDict()  # by segments directory
+_closed: OrderedDict[str, str] = OrderedDict()  # segments directory -> stem, once closed
 _open_lock = threading.Lock()
 
 
@@ -100,6 +103,7 @@ def _forget_all_in_child() -> None:
         except OSError:
             pass
     _open.clear()
+    _closed.clear()
 
 
 os.register_at_fork(after_in_child=_forget_all_in_child)
@@ -165,7 +169,8 @@ def _take(directory: str, creation: Creation) -> _Segment:
             _open.move_to_end(directory)
             segment.users += 1
             return segment
-    segment = _create(directory, creation)
+        stem = _closed.pop(directory, None)
+    segment = (_reopen(directory, stem, creation) if stem else None) or _create(directory, creation)
     with _open_lock:
         # Only this thread writes `directory` now (the batching), so nobody added one.
         _open[directory] = segment
@@ -173,8 +178,38 @@ def _take(directory: str, creation: Creation) -> _Segment:
         while len(_open) > _OPEN_MAX:
             old_directory, old = next(iter(_open.items()))
             del _open[old_directory]
+            if len(_closed) >= _CLOSED_MAX:
+                _closed.popitem(last=False)
+            _closed[old_directory] = old.stem
             if old.users == 0:
                 os.close(old.fd)
+    return segment
+
+
+def _reopen(directory: str, stem: str, creation: Creation) -> _Segment | None:
+    """This process's segment `stem` of `directory`, closed earlier, opened again; None when
+    it is gone (cleared) or is no longer a private file of ours."""
+    try:
+        dir_fd = _open_directory(directory, creation)
+    except OSError:
+        return None
+    try:
+        fd = os.open(stem + SEGMENT_SUFFIX, _REOPEN_FLAGS, dir_fd=dir_fd)
+    except OSError:
+        return None
+    finally:
+        os.close(dir_fd)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid() or st.st_nlink != 1:
+            os.close(fd)
+            return None
+        segment = _Segment(fd, stem)
+        # A write that failed before it was closed may have left a torn line.
+        segment.torn = st.st_size > 0 and os.pread(fd, 1, st.st_size - 1) != b"\n"
+    except OSError:
+        os.close(fd)
+        return None
     return segment
 
 
