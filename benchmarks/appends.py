@@ -311,7 +311,7 @@ def _layouts(root: Path, quick: bool) -> list[Row]:
         sides: list[tuple[CaptureStore, list[float]]] = [(shared, []), (segments, [])]
         for store, _ in sides:
             store.append("single", _LINE)  # create the files outside the timing
-        for i in range(30 if quick else 400):
+        for i in range(10 if quick else 400):
             for store, out in sides if i % 2 == 0 else sides[::-1]:
                 t = time.perf_counter()
                 store.append("single", _LINE)
@@ -321,7 +321,7 @@ def _layouts(root: Path, quick: bool) -> list[Row]:
         for i in range(1 if quick else 6):
             for k in (0, 1) if i % 2 == 0 else (1, 0):
                 append = functools.partial(sides[k][0].append, "many", _LINE)
-                threaded[k].append(_threads(64, 3 if quick else 15, append)[0])
+                threaded[k].append(_threads(64, 1 if quick else 15, append)[0])
         many_shared, many_segments = (median(runs) for runs in threaded)
     except Exception as exc:  # a component not ready: report it, do not crash the run
         return [not_ready("3c", what, "(info)", f"{type(exc).__name__}: {exc}")]
