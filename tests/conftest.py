@@ -26,6 +26,7 @@ from syrupy.extensions.json import JSONSnapshotExtension
 from model_call_capture.dialects import get_dialect
 from model_call_capture.dialects.base import Derived, decode_view
 from model_call_capture.dialects.chat import _derive as chat_derive
+from model_call_capture.dialects.completions import _derive as completions_derive
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("MCC_SHARED_DIR", REPO.parent / "shared"))
@@ -127,14 +128,16 @@ def state_failures(dropped: list[str]) -> list[str]:
 def derive_uncaught(dialect: str, request: Any, response: Any) -> Derived:
     """`dialect`'s `derive` with no catch-all around it, so a test sees what it raises.
 
-    chat's `derive` turns any exception into a record with only the model (a record must
-    survive a bug); a "never raises" test of it could not fail, so it calls the function
-    inside that net, on the same view. The other dialects have no net: their `derive` is
-    called as it is.
+    chat's and completions' `derive` turn any exception into a record with only the model
+    (a record must survive a bug); a "never raises" test of them could not fail, so it
+    calls the function inside that net, on the same view. The other dialects have no net:
+    their `derive` is called as it is.
     """
-    if dialect == "chat":
-        view = decode_view(response, chat_derive._response_view) or chat_derive._ResponseView()
-        return chat_derive._derive(request, view)
+    inner: Any = {"chat": chat_derive, "completions": completions_derive}.get(dialect)
+    if inner is not None:
+        view = decode_view(response, inner._response_view) or inner._ResponseView()
+        derived: Derived = inner._derive(request, view)
+        return derived
     return get_dialect(dialect).derive(request, response)
 
 

@@ -268,6 +268,17 @@ def test_show_lists_the_calls_of_one_rollout(demo: tuple[Path, Any], mcc: Run) -
     ]
 
 
+def test_show_prints_the_error_a_call_got(demo: tuple[Path, Any], mcc: Run) -> None:
+    demo_dir, _ = demo
+    code, out, _ = mcc("show", str(demo_dir), "3-0")
+    assert code == 0
+    call0 = out[out.index("─ call 0 ─") : out.index("─ call 1 ─")]
+    # As the line holds it: {"error": {"message": "scripted error", "type": ..., "code": ...}}
+    assert "error: scripted error" in call0
+    assert "type rate_limit_error  code rate_limit_exceeded" in call0
+    assert "no response" not in call0
+
+
 def test_show_prints_the_conversation_in_order(demo: tuple[Path, Any], mcc: Run) -> None:
     demo_dir, _ = demo
     code, out, _ = mcc("show", str(demo_dir), "1-0")

@@ -491,8 +491,8 @@ def test_export_tokens_writes_one_file_without_payloads(
 
 _PANDAS_PROBE = """
 import sys
-from model_call_capture.cli._parallel import map_files
-from model_call_capture.cli.export._single import worker_without_pandas
+from model_call_capture._parallel import map_files
+from model_call_capture.export._parquet import worker_without_pandas
 
 def probe(_):
     worker_without_pandas()

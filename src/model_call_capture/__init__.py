@@ -38,12 +38,15 @@ from .correlation import (
     url_path_for_run,
 )
 from .errors import (
+    AtifMappingError,
     CaptureConfigError,
     CaptureError,
     DamagedLineError,
+    ExportError,
     InvalidRolloutIdError,
     LineTooLongError,
     NotARegularFileError,
+    OtlpExportError,
     RolloutSourceError,
     SchemaValidationError,
     UnknownSchemaError,
@@ -70,6 +73,7 @@ from .trajectories import build_token_trajectories
 __version__ = "0.1.0"
 
 __all__ = [
+    "AtifMappingError",
     "CaptureConfig",
     "CaptureConfigError",
     "CaptureError",
@@ -79,6 +83,7 @@ __all__ = [
     "CollectionSummary",
     "CollectorBusyError",
     "DamagedLineError",
+    "ExportError",
     "InvalidRolloutIdError",
     "LineTooLongError",
     "ModelCallCapture",
@@ -88,6 +93,7 @@ __all__ = [
     "ModelRef",
     "NotARegularFileError",
     "ObservationGap",
+    "OtlpExportError",
     "Redactor",
     "RolloutCorrelation",
     "RolloutSourceError",

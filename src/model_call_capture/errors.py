@@ -15,13 +15,16 @@ from __future__ import annotations
 from pathlib import Path
 
 __all__ = [
+    "AtifMappingError",
     "CaptureConfigError",
     "CaptureError",
     "CollectorBusyError",
     "DamagedLineError",
+    "ExportError",
     "InvalidRolloutIdError",
     "LineTooLongError",
     "NotARegularFileError",
+    "OtlpExportError",
     "RolloutSourceError",
     "SchemaValidationError",
     "UnknownSchemaError",
@@ -35,6 +38,11 @@ class CaptureError(Exception):
 
 class InvalidRolloutIdError(CaptureError, ValueError):
     """A rollout id that could name a path outside the capture directory, or is malformed."""
+
+
+class ExportError(CaptureError, ValueError):
+    """An export that cannot run as asked: options that do not go together, a target it may
+    not replace, a dataset exported with other options, or a write of its files that failed."""
 
 
 class RolloutSourceError(CaptureError, TypeError):
@@ -110,3 +118,11 @@ class SchemaValidationError(CaptureError, ValueError):
         """JSONPath of the offending value, `$` for the document root."""
         self.schema = schema
         """The schema's `$id`, with a `#/$defs/...` fragment for a definition."""
+
+
+class OtlpExportError(CaptureError, RuntimeError):
+    """Spans could not be sent to the OTLP endpoint (refused, unreachable, or no `[otel]` extra)."""
+
+
+class AtifMappingError(CaptureError, ValueError):
+    """A rollout that cannot be written as an ATIF trajectory; the message says why."""

@@ -13,6 +13,8 @@ import socket
 import time
 from typing import Any
 
+import pytest
+
 from model_call_capture.proxy import server_options
 from servers import serve
 
@@ -110,19 +112,38 @@ def test_pipelined_requests_are_all_answered() -> None:
     assert TIMEOUT_LINE not in replies
 
 
-def test_past_max_connections_a_request_is_503() -> None:
-    with _serve(head_timeout_s=30, max_connections=2) as server:
-        close = HEAD.replace(b"\r\n\r\n", b"\r\nConnection: close\r\n\r\n")
-        with _connect(server.port) as one, _connect(server.port) as two:
-            one.sendall(HEAD)
-            two.sendall(HEAD)
-            assert _read_ok(one).endswith(b"ok") and _read_ok(two).endswith(b"ok")
+def test_past_the_cap_the_connection_waiting_longest_for_a_head_is_closed() -> None:
+    """Admission at accept: an idle connection and a half-sent one hold the cap of 2; the
+    third connection closes the one that began waiting first and is served."""
+    close = HEAD.replace(b"\r\n\r\n", b"\r\nConnection: close\r\n\r\n")
+    with _serve(head_timeout_s=30, max_connections=2) as server, _connect(server.port) as idle:
+        idle.sendall(HEAD)
+        assert _read_ok(idle).endswith(b"ok")  # waiting since the end of its response
+        with _connect(server.port) as half:
+            half.sendall(HEAD[:20])  # waiting since it opened, after `idle` began to
+            time.sleep(0.1)
             with _connect(server.port) as third:
                 third.sendall(close)
+                served = parse_reply(read_to_end(third))
+            assert read_to_end(idle) == b""  # closed, without a reply
+            half.settimeout(0.5)
+            with pytest.raises(TimeoutError):  # still open, still waited for
+                half.recv(1)
+    assert served.status == 200
+
+
+def test_past_the_cap_with_every_connection_busy_a_new_one_is_503() -> None:
+    slow = b"GET /slow HTTP/1.1\r\nHost: proxy\r\nConnection: close\r\n\r\n"
+    with _serve(head_timeout_s=30, max_connections=2) as server:
+        with _connect(server.port) as one, _connect(server.port) as two:
+            one.sendall(slow)
+            two.sendall(slow)
+            time.sleep(0.3)  # both requests are in progress
+            with _connect(server.port) as third:
                 busy = parse_reply(read_to_end(third))
-        time.sleep(0.2)  # the server sees the two connections close
+            assert parse_reply(read_to_end(one)).status == 200
         with _connect(server.port) as fourth:
-            fourth.sendall(close)
+            fourth.sendall(HEAD.replace(b"\r\n\r\n", b"\r\nConnection: close\r\n\r\n"))
             served = parse_reply(read_to_end(fourth))
     assert busy.status == 503
     assert served.status == 200

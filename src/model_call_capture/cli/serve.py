@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import resource
 from pathlib import Path
 
@@ -13,32 +14,42 @@ from ..proxy import (
     DEFAULT_MAX_CONNECTIONS,
     DEFAULT_MAX_REQUEST_BYTES,
     DEFAULT_TIMEOUT_S,
+    FDS_PER_CONNECTION,
+    descriptor_cap,
+    descriptor_limit,
+    descriptors_needed,
 )
 from ._common import listen
 
 __all__ = ["serve"]
 
-# Each proxied call holds two descriptors (client and upstream); the rest is the server's own.
-_SPARE_FDS = 64
 
-
-def _ensure_descriptors(max_connections: int) -> None:
-    """Raise the open-file limit to what `max_connections` needs, or say it cannot."""
-    needed = 2 * max_connections + _SPARE_FDS
+def _connection_cap(max_connections: int | None) -> int:
+    """The connection cap: raise the open-file limit to what it needs, or lower the cap
+    (one warning) to what the limit serves; refuse a limit that serves no connection."""
+    wanted = DEFAULT_MAX_CONNECTIONS if max_connections is None else max_connections
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    needed = descriptors_needed(wanted)
     if soft != resource.RLIM_INFINITY and soft < needed:
         target = needed if hard == resource.RLIM_INFINITY else min(needed, hard)
-        try:
+        with contextlib.suppress(OSError, ValueError):
             resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
-            soft = target
-        except (OSError, ValueError):
-            pass
-    if soft != resource.RLIM_INFINITY and soft < needed:
+    limit = descriptor_limit()
+    cap = min(wanted, descriptor_cap(limit))
+    if cap < 1:
+        raise click.ClickException(
+            f"the open-file limit ({limit}) is too low to serve any connection; "
+            f"raise it (ulimit -n) to at least {descriptors_needed(1)}"
+        )
+    if cap < wanted:
+        asked = "" if max_connections is None else f"--max-connections {wanted} lowered: "
         click.echo(
-            f"mcc serve: warning: the open-file limit ({soft}) serves about "
-            f"{(soft - _SPARE_FDS) // 2} connections, fewer than --max-connections {max_connections}",
+            f"mcc serve: warning: {asked}the open-file limit ({limit}) serves {cap} connections "
+            f"({FDS_PER_CONNECTION} descriptors each, and room for the server's own); "
+            f"raise it (ulimit -n {needed}) to serve {wanted}",
             err=True,
         )
+    return cap
 
 
 _HELP = """A capturing reverse proxy for an OpenAI- or Anthropic-compatible server.
@@ -60,7 +71,8 @@ Limits on clients (see docs/security.md):
   a request body over --max-request-bytes: 413;
   a request head not complete within --header-timeout: connection closed (408);
   a request body that stalls for --body-timeout: 408;
-  a request while --max-connections connections are open: 503.
+  a connection past --max-connections: the one waiting longest for a request
+    head is closed; when every one is busy with a request, the new one gets 503.
 
 \b
 Example:
@@ -124,10 +136,11 @@ Example:
 )
 @click.option(
     "--max-connections",
-    default=DEFAULT_MAX_CONNECTIONS,
-    show_default=True,
+    default=None,
     type=click.IntRange(min=1),
-    help="Client connections served at once; a request past it is answered 503.",
+    help=f"Client connections open at once [default: {DEFAULT_MAX_CONNECTIONS}, or what the "
+    "open-file limit serves]; past it the one waiting longest for a request is closed, "
+    "or, when all are busy, the new one is answered 503.",
 )
 @click.option(
     "--log-level",
@@ -145,13 +158,13 @@ def serve(
     max_request_bytes: int,
     header_timeout: float,
     body_timeout: float,
-    max_connections: int,
+    max_connections: int | None,
     log_level: str,
 ) -> None:
     """`mcc serve` (its help text is `_HELP`)."""
     import uvicorn
 
-    from ..proxy import Upstream, create_proxy_app, server_options
+    from ..proxy import ProxyServer, Upstream, create_proxy_app, server_options
 
     directory = Path(capture_dir).expanduser().resolve()
     try:
@@ -171,7 +184,7 @@ def serve(
         )
     except ValueError as exc:
         raise click.ClickException(str(exc)) from None
-    _ensure_descriptors(max_connections)
+    cap = _connection_cap(max_connections)
     sock = listen(host, port)
     bound_port = sock.getsockname()[1]
     shown_host = f"[{host}]" if ":" in host else host
@@ -187,6 +200,6 @@ def serve(
         server_header=False,  # the upstream's own Server and Date headers pass through
         date_header=False,
         timeout_graceful_shutdown=5,
-        **server_options(head_timeout_s=header_timeout, max_connections=max_connections),
+        **server_options(head_timeout_s=header_timeout, max_connections=cap, log_level=log_level),
     )
-    uvicorn.Server(config).run(sockets=[sock])
+    ProxyServer(config).run(sockets=[sock])

@@ -16,12 +16,15 @@ The modules, one concern each:
 - `_headers`: the headers that cross, and how a message's length is framed;
 - `_body`: the request body, streamed and bounded (size, idle time);
 - `_reply`: the error replies the proxy makes itself;
-- `_server`: the uvicorn side: a deadline on request heads, the connection cap, query
-  values hidden in the access log.
+- `_admission`: which connections stay open (the cap, derived from the descriptor limit),
+  decided at accept; accept failures counted;
+- `_server`: the uvicorn side: admission at accept, a deadline on request heads;
+- `_logging`: logs written off the event loop, bounded, query values hidden.
 """
 
 from __future__ import annotations
 
+from ._admission import FDS_PER_CONNECTION, descriptor_cap, descriptor_limit, descriptors_needed
 from ._app import (
     DEFAULT_BODY_TIMEOUT_S,
     DEFAULT_MAX_REQUEST_BYTES,
@@ -31,10 +34,11 @@ from ._app import (
 )
 from ._guard import TargetGuard
 from ._headers import HOP_BY_HOP_HEADERS
+from ._logging import BoundedHandler, HiddenQueryValues
 from ._server import (
     DEFAULT_HEAD_TIMEOUT_S,
     DEFAULT_MAX_CONNECTIONS,
-    HiddenQueryValues,
+    ProxyServer,
     head_deadline_protocol,
     server_options,
 )
@@ -46,12 +50,18 @@ __all__ = [
     "DEFAULT_MAX_CONNECTIONS",
     "DEFAULT_MAX_REQUEST_BYTES",
     "DEFAULT_TIMEOUT_S",
+    "FDS_PER_CONNECTION",
     "HOP_BY_HOP_HEADERS",
+    "BoundedHandler",
     "HiddenQueryValues",
     "ProxyApp",
+    "ProxyServer",
     "TargetGuard",
     "Upstream",
     "create_proxy_app",
+    "descriptor_cap",
+    "descriptor_limit",
+    "descriptors_needed",
     "head_deadline_protocol",
     "server_options",
 ]

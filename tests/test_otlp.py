@@ -1,0 +1,191 @@
+"""`mcc export --format otlp` against a real OTLP backend: Arize Phoenix, in a venv of its own.
+
+The test starts `phoenix serve` on free ports with a temporary working directory, sends a
+real demo run's spans to it and reads them back through Phoenix's REST API. It finds
+Phoenix through `MCC_PHOENIX_VENV` (`.ci/run` builds it); without it the test skips
+outside CI and fails in CI.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import require_capability
+from model_call_capture import CaptureStore
+from model_call_capture.genai import record_span, span_id_for, trace_id_for
+from model_call_capture.records import read_model_call_records
+
+PHOENIX_VENV = os.environ.get("MCC_PHOENIX_VENV", "")
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def phoenix(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    binary = Path(PHOENIX_VENV) / "bin" / "phoenix"
+    require_capability(
+        "Arize Phoenix", binary.is_file(), "set MCC_PHOENIX_VENV to a venv with arize-phoenix"
+    )
+    work = tmp_path_factory.mktemp("phoenix")
+    port = _free_port()
+    env = {
+        **os.environ,
+        "PHOENIX_WORKING_DIR": str(work),
+        "PHOENIX_HOST": "127.0.0.1",
+        "PHOENIX_PORT": str(port),
+        "PHOENIX_GRPC_PORT": str(_free_port()),
+    }
+    log = (work / "serve.log").open("wb")
+    process = subprocess.Popen([str(binary), "serve"], env=env, stdout=log, stderr=log)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        # 60 s alone; the shared 2-core machine of a full test run can double it.
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                with urllib.request.urlopen(f"{url}/healthz", timeout=2) as reply:
+                    if reply.status == 200:
+                        break
+            except OSError:
+                pass
+            assert process.poll() is None, (work / "serve.log").read_text()[-2000:]
+            assert time.monotonic() < deadline, "phoenix did not answer /healthz within 120 s"
+            time.sleep(0.5)
+        yield url
+    finally:
+        process.terminate()
+        try:
+            process.wait(10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        log.close()
+
+
+def _spans(url: str, expected: int) -> list[dict[str, Any]]:
+    """Every span of the default project, waiting (bounded) until `expected` are stored."""
+    deadline = time.monotonic() + 30
+    while True:
+        spans: list[dict[str, Any]] = []
+        cursor = None
+        while True:
+            query = "?limit=1000" + (f"&cursor={cursor}" if cursor else "")
+            with urllib.request.urlopen(f"{url}/v1/projects/default/spans{query}") as reply:
+                page = json.load(reply)
+            spans += page["data"]
+            cursor = page.get("next_cursor")
+            if not cursor:
+                break
+        if len(spans) >= expected or time.monotonic() > deadline:
+            return spans
+        time.sleep(0.5)
+
+
+def _export(directory: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-m", "model_call_capture.cli", "export", str(directory)]
+    return subprocess.run(
+        [*command, "--format", "otlp", *args], capture_output=True, text=True, timeout=120
+    )
+
+
+def _iso_ns(text: str) -> int:
+    from datetime import datetime
+
+    moment = datetime.fromisoformat(text)
+    return int(moment.timestamp()) * 10**9 + moment.microsecond * 1000
+
+
+def test_phoenix_shows_every_call_as_a_genai_span(phoenix: str, demo_calls: Path) -> None:
+    run = _export(demo_calls, "--endpoint", phoenix, "--content")
+    assert run.returncode == 0, run.stderr
+    store = CaptureStore(demo_calls)
+    expected = {}
+    for rollout_id in store.rollout_ids():
+        for record in read_model_call_records(store, rollout_id):
+            span = record_span(record, rollout_id)
+            assert span is not None
+            expected[f"{span_id_for(rollout_id, record):016x}"] = (rollout_id, record)
+    spans = {s["context"]["span_id"]: s for s in _spans(phoenix, len(expected))}
+    assert set(spans) == set(expected)
+    for span_id, (rollout_id, record) in expected.items():
+        stored = spans[span_id]
+        attributes = stored["attributes"]
+        assert stored["context"]["trace_id"] == f"{trace_id_for(rollout_id):032x}"
+        assert isinstance(record.request, dict)
+        assert record.started_at is not None and record.completed_at is not None
+        assert stored["name"] == f"chat {record.request['model']}"
+        # Phoenix keeps microseconds.
+        assert abs(_iso_ns(stored["start_time"]) - record.started_at * 1e9) < 2000
+        assert abs(_iso_ns(stored["end_time"]) - record.completed_at * 1e9) < 2000
+        assert attributes["gen_ai.conversation.id"] == rollout_id
+        assert attributes["session.id"] == rollout_id  # Phoenix's own session attribute
+        if record.error_category is None:
+            assert stored["status_code"] == "UNSET"
+            assert attributes["llm.token_count.prompt"] == record.tokens_in
+            assert attributes["llm.token_count.completion"] == record.tokens_out
+            assert attributes["gen_ai.usage.input_tokens"] == record.tokens_in
+        else:
+            assert stored["status_code"] == "ERROR"
+            assert attributes["error.type"] == record.error_category
+        if record.error_category is None:
+            # With --content, the conversation as Phoenix shows it (llm.input_messages.*).
+            last_user = [m for m in _messages(attributes, "input") if m[0] == "user"][-1]
+            assert last_user[1]  # the text the user sent
+            assert any(role == "assistant" for role, _ in _messages(attributes, "output"))
+
+
+def _messages(attributes: dict[str, Any], side: str) -> list[tuple[str, str]]:
+    out = []
+    index = 0
+    while f"llm.{side}_messages.{index}.message.role" in attributes:
+        prefix = f"llm.{side}_messages.{index}.message"
+        text = attributes.get(f"{prefix}.content", "")
+        if not text:
+            text = "".join(
+                v
+                for k, v in attributes.items()
+                if k.startswith(f"{prefix}.contents.") and k.endswith(".text")
+            )
+        out.append((attributes[f"{prefix}.role"], text))
+        index += 1
+    return out
+
+
+def test_exporting_twice_describes_the_same_spans_and_no_content_without_the_flag(
+    phoenix: str, demo_calls: Path, tmp_path: Path
+) -> None:
+    one = tmp_path / "one"
+    (one / "model-calls").mkdir(parents=True)
+    name = sorted(p.name for p in demo_calls.glob("*.capture.jsonl"))[0]
+    (one / "model-calls" / name).write_bytes((demo_calls / name).read_bytes())
+    before = {s["context"]["span_id"] for s in _spans(phoenix, 0)}
+    for _ in range(2):
+        run = _export(one, "--endpoint", phoenix)
+        assert run.returncode == 0, run.stderr
+    rollout_id = name.removesuffix(".capture.jsonl")
+    records = read_model_call_records(CaptureStore(one / "model-calls"), rollout_id)
+    ids = {f"{span_id_for(rollout_id, r):016x}" for r in records}
+    assert ids <= before  # the first test sent these very spans already
+    spans = [s for s in _spans(phoenix, 0) if s["context"]["span_id"] in ids]
+    assert spans
+
+
+def test_a_refusing_endpoint_fails_the_export(demo_calls: Path) -> None:
+    run = _export(demo_calls, "--endpoint", f"http://127.0.0.1:{_free_port()}")
+    assert run.returncode == 1
+    assert "did not accept" in run.stderr
