@@ -21,6 +21,7 @@ import duckdb
 import pyarrow.parquet as pq
 import pytest
 
+from conftest import CompletionsRollout
 from model_call_capture.cli import main
 
 ROLLOUT_IDS = ["0-0", "1-0", "2-0", "3-0"]
@@ -183,6 +184,27 @@ def test_validate_names_file_and_line_of_each_problem_in_a_damaged_copy(
         f"{typed}:5: contract: Invalid enum value 'gemini' - at `$.dialect`",
         "3 of 25 lines invalid in 2 of 4 files",
     ]
+
+
+def test_lines_that_are_not_captures_are_unreadable_to_every_command(
+    demo: tuple[Path, Any], mcc: Run, tmp_path: Path
+) -> None:
+    demo_dir, _ = demo
+    code, out, _ = mcc("validate", str(demo_dir / "rollouts.jsonl"))
+    assert code == 1
+    assert out.count("contract: not a capture line") == 4 and "4 of 4 lines invalid" in out
+    copy = tmp_path / "calls"
+    copy.mkdir()
+    lines = (demo_dir / "model-calls" / "0-0.capture.jsonl").read_bytes().splitlines()
+    (copy / "r.capture.jsonl").write_bytes(b"\n".join([lines[0], b'{"a":1}', lines[1], b""]))
+    code, out, _ = mcc("validate", str(copy))
+    assert code == 1 and f"{copy / 'r.capture.jsonl'}:2: contract: not a capture line" in out
+    code, out, _ = mcc("stats", str(copy), "--json")
+    assert code == 0 and sum(row["calls"] for row in json.loads(out)) == 2
+    code, out, _ = mcc("show", str(copy), "r")
+    assert code == 0 and out.startswith("rollout r: 2 calls") and "1 unreadable line" in out
+    code, out, _ = mcc("show", str(copy), "r", "--raw")
+    assert [c["call_index"] for c in json.loads(out)["calls"]] == [0, 2]
 
 
 def test_validate_refuses_a_missing_path_in_one_line(mcc: Run, tmp_path: Path) -> None:
@@ -556,3 +578,25 @@ def test_a_file_system_error_is_one_line(tmp_path: Path, mcc: Run) -> None:
         "",
         f"mcc: error: {blocker / 'demo' / 'model-calls'}: Not a directory\n",
     )
+
+
+def test_stats_and_show_cover_the_completions_dialect(
+    completions_rollout: CompletionsRollout, mcc: Run
+) -> None:
+    directory = str(completions_rollout.directory)
+    code, out, _ = mcc("stats", directory, "--json")
+    assert code == 0
+    (row,) = json.loads(out)
+    prompts = sum(len(seen[0]) for seen in completions_rollout.seen)
+    generated = sum(len(seen[1]) for seen in completions_rollout.seen)
+    assert (row["model"], row["dialect"], row["calls"], row["errors"]) == (
+        "demo-gpt",
+        "completions",
+        4,
+        0,
+    )
+    assert (row["tokens_in"], row["tokens_out"]) == (prompts, generated)
+    code, out, _ = mcc("show", directory, completions_rollout.rollout_id)
+    assert code == 0
+    assert out.count("dialect completions") == 4 and out.count("\u2500 prompt \u2500") == 4
+    assert out.count("It is 18 \u00b0C with light rain in Paris") == 4
