@@ -190,9 +190,8 @@ class RawLines:
     they are read). Once iterated to the end, `count` holds the number of lines, blank
     ones included.
 
-    `hold_tail`, when given, is asked at the end whether a last line without its newline
-    may still be being written (a segment's writer is alive): it is then left out, as if
-    not written yet (not yielded, not counted, its bytes not in `size`).
+    `hold_tail()`, if given, says whether a last line without its newline may still be
+    being written (by a segment's live writer): it is then left out, its bytes not in `size`.
     """
 
     __slots__ = (
@@ -287,8 +286,7 @@ class RawLines:
                 if held <= cap:
                     pieces.append(chunk[start:] if start else chunk)
         if held and self._hold_tail is not None and self._hold_tail():
-            size -= held  # being written: read again from its start next time
-            held = 0
+            size, held = size - held, 0  # being written: read from its start next time
         if held:
             count += 1
             line = b"".join(pieces) if held <= cap else _oversized(held)
@@ -443,8 +441,7 @@ class CaptureLines:
         """Raise on the first damaged line instead of counting it."""
         self.damaged = 0
         """Damaged lines skipped so far."""
-        self.damaged_files: dict[Path, int] = {}
-        """Damaged lines skipped so far, by the file they are in."""
+        self.damaged_files: dict[Path, int] = {}  # the damaged lines of each file
 
     def __iter__(self) -> Iterator[tuple[int, CaptureLine]]:
         lines = self._lines
@@ -471,13 +468,9 @@ class CaptureLines:
     def _decoded(self, lines: Iterable[tuple[int, bytes]]) -> Iterator[tuple[int, CaptureLine]]:
         decode = self._decode
         path = self.path
-        # A rollout of several files (`store.MergedLines`) says which file, and where in
-        # it, each line is: errors name that, not the line's place in the merge.
-        merged: Any = self._lines if hasattr(self._lines, "source") else None
+        merged: Any = self._lines if hasattr(self._lines, "source") else None  # MergedLines
         for index, raw in lines:
-            at = index
-            if merged is not None:
-                path, at = merged.source, merged.position
+            path, at = (merged.source, merged.position) if merged else (path, index)
             if type(raw) is OversizedLine:
                 if self.strict:
                     raise LineTooLongError(
@@ -487,7 +480,8 @@ class CaptureLines:
                         line_index=at,
                         size=raw.size,
                     )
-                self._count_damaged(path)
+                self.damaged += 1
+                self.damaged_files[path] = self.damaged_files.get(path, 0) + 1
                 continue
             try:
                 line = decode(raw, path=path, line_index=at)
@@ -499,10 +493,7 @@ class CaptureLines:
                         path=path,
                         line_index=at,
                     ) from exc
-                self._count_damaged(path)
+                self.damaged += 1
+                self.damaged_files[path] = self.damaged_files.get(path, 0) + 1
                 continue
             yield index, line
-
-    def _count_damaged(self, path: Path) -> None:
-        self.damaged += 1
-        self.damaged_files[path] = self.damaged_files.get(path, 0) + 1
