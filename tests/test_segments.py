@@ -260,6 +260,30 @@ def test_a_damaged_line_in_a_segment_is_counted_and_named_by_its_file(tmp_path: 
     assert f"damaged capture line in {segment}, line 1 " in str(raised.value)
 
 
+def test_the_attachment_names_each_file_with_damaged_lines_when_segments_have_some(
+    tmp_path: Path,
+) -> None:
+    shared = CaptureStore(tmp_path, layout="shared")
+    shared.append("r", _raw("s", 1))
+    shared.append("r", b"{not json")
+    shared.append("only-shared", b"{not json")
+    segment = tmp_path / "r.capture.segments" / "host-a.7.aaaaaaaa.jsonl"
+    segment.parent.mkdir(mode=0o700)
+    segment.write_bytes(_raw("a", 2) + b"\n[1]\n" + b"{torn\n")
+    gaps = build_model_call_capture("r", tmp_path).gaps or []
+    assert [(g.code, g.detail) for g in gaps] == [
+        (
+            "model_call_capture_records_unreadable",
+            "count=3; r.capture.jsonl: 1, r.capture.segments/host-a.7.aaaaaaaa.jsonl: 2",
+        )
+    ]
+    # Damage in the shared file alone keeps NeMo Gym's detail.
+    gaps = build_model_call_capture("only-shared", tmp_path).gaps or []
+    assert [(g.code, g.detail) for g in gaps] == [
+        ("model_call_capture_records_unreadable", "count=1")
+    ]
+
+
 def test_a_line_being_written_is_not_seen_until_whole(tmp_path: Path) -> None:
     # The unterminated tail of a segment whose writer is alive (this process) and which
     # changed just now: left out, not counted. Once its writer cannot be writing it (the

@@ -207,8 +207,9 @@ def test_a_killed_writer_leaves_at_most_one_torn_line_in_its_own_segment(
         if torn:
             torn_runs += 1
             capture = build_model_call_capture("r", root)
+            named = segment.relative_to(root)
             assert [(g.code, g.detail) for g in capture.gaps or []] == [
-                ("model_call_capture_records_unreadable", "count=1")
+                ("model_call_capture_records_unreadable", f"count=1; {named}: 1")
             ]
             try:
                 store.read("r")
@@ -226,7 +227,8 @@ def test_a_killed_writer_leaves_at_most_one_torn_line_in_its_own_segment(
             "-",
             0,
             f"{torn_runs} runs left one torn line, in the killed writer's own segment: "
-            "counted (records_unreadable count=1) and named; every acknowledged line read",
+            "counted and named (records_unreadable `count=1; <segment>: 1`); every "
+            "acknowledged line read",
         )
     )
 
