@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..correlation import rollout_order
-from ._files import CAPTURE_SUFFIX, capture_file_rollout_id
+from ._files import CAPTURE_SUFFIX, SEGMENTS_SUFFIX, capture_file_rollout_id
+from ._segments import SEGMENT_SUFFIX, is_segment
 
 __all__ = ["Rollout", "capture_files_under", "directories_under", "rollout_of_file"]
 
@@ -37,11 +38,18 @@ class Rollout:
 
 
 def rollout_of_file(path: str | os.PathLike[str]) -> Rollout:
-    """The rollout of one capture file named by the caller: that file alone.
+    """The rollout of one capture file named by the caller: that file alone (a segment too:
+    `<rollout_id>.capture.segments/<writer>.jsonl`).
 
     Raises `ValueError` for a name that is not a capture file's (`<rollout_id>.capture.jsonl`).
     """
     path = Path(path)
+    if is_segment(path):
+        rollout_id = capture_file_rollout_id(
+            path.parent.name[: -len(SEGMENTS_SUFFIX)] + CAPTURE_SUFFIX
+        )
+        if rollout_id is not None:
+            return Rollout(rollout_id, (path,))
     rollout_id = capture_file_rollout_id(path.name)
     if rollout_id is None:
         raise ValueError(f"{path}: not a capture file (<rollout_id>{CAPTURE_SUFFIX})")
@@ -49,11 +57,16 @@ def rollout_of_file(path: str | os.PathLike[str]) -> Rollout:
 
 
 def directories_under(root: Path) -> Iterator[Path]:
-    """`root` and every directory below it, in path order (symlinks to directories not followed)."""
+    """`root` and every directory below it, in path order (symlinks to directories not
+    followed; rollouts' segments directories are part of their capture directory, not below it)."""
     yield root
     try:
         with os.scandir(root) as entries:
-            below = sorted(e.name for e in entries if e.is_dir(follow_symlinks=False))
+            below = sorted(
+                e.name
+                for e in entries
+                if e.is_dir(follow_symlinks=False) and not e.name.endswith(SEGMENTS_SUFFIX)
+            )
     except OSError:
         return
     for name in below:
@@ -66,14 +79,22 @@ def capture_files_under(root: Path) -> list[Path]:
 
     Whatever its type: a FIFO or a directory named like a capture file is listed too, so
     that a checker (`mcc validate`) reports it as unreadable, by name, instead of skipping
-    it in silence (the store's own listings skip it).
+    it in silence (the store's own listings skip it). Segments are listed with them.
     """
-    return sorted(
-        (
-            p
-            for directory in directories_under(root)
-            for p in directory.iterdir()
-            if p.name.endswith(CAPTURE_SUFFIX)
-        ),
-        key=lambda p: (p.parent, rollout_order(p.name.removesuffix(CAPTURE_SUFFIX))),
-    )
+    found = []
+    for directory in directories_under(root):
+        for p in directory.iterdir():
+            if p.name.endswith(CAPTURE_SUFFIX):
+                found.append(p)
+            elif p.name.endswith(SEGMENTS_SUFFIX) and p.is_dir() and not p.is_symlink():
+                found.extend(s for s in p.iterdir() if s.name.endswith(SEGMENT_SUFFIX))
+    return sorted(found, key=_listing_order)
+
+
+def _listing_order(path: Path) -> tuple[Path, tuple[tuple[str | int, ...], str], str]:
+    """Per directory, rollouts in the natural order of their ids (`2-0` before `10-0`), a
+    rollout's shared file before its segments, segments by name."""
+    if path.parent.name.endswith(SEGMENTS_SUFFIX):
+        rollout_id = path.parent.name.removesuffix(SEGMENTS_SUFFIX)
+        return path.parent.parent, rollout_order(rollout_id), path.name
+    return path.parent, rollout_order(path.name.removesuffix(CAPTURE_SUFFIX)), ""
