@@ -25,5 +25,9 @@ export interface CaptureConfig {
    * Per-process bound on the bytes captures in flight hold; past it capture degrades.
    */
   capture_memory_budget_bytes?: number;
+  /**
+   * OTLP/HTTP endpoint that gets each captured call's GenAI span once its line is durable (needs the `otel` extra); null: no live spans.
+   */
+  otlp_endpoint?: string | null;
   [k: string]: unknown;
 }

@@ -351,6 +351,8 @@ class CaptureConfig(msgspec.Struct, kw_only=True, omit_defaults=True):
     """When to keep a stream's raw SSE body in `response_raw`."""
     capture_memory_budget_bytes: _Count = 1024 * 1024 * 1024
     """Per-process bound on the bytes captures in flight hold; past it capture degrades."""
+    otlp_endpoint: str | None = None
+    """OTLP/HTTP endpoint that gets each captured call's GenAI span once its line is durable (needs the `otel` extra); null: no live spans."""
 
     def __post_init__(self) -> None:
         # The schema says the same with if/then; msgspec turns this ValueError into a

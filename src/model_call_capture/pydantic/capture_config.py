@@ -37,3 +37,7 @@ class CaptureConfig(JsonModel):
     """
     Per-process bound on the bytes captures in flight hold; past it capture degrades.
     """
+    otlp_endpoint: StrictStr | None = None
+    """
+    OTLP/HTTP endpoint that gets each captured call's GenAI span once its line is durable (needs the `otel` extra); null: no live spans.
+    """

@@ -162,13 +162,14 @@ def export(
       mcc export /data/model-calls --format otlp --endpoint http://127.0.0.1:6006
       mcc export /data/model-calls --format atif --out trajectories/ --agent-name my-agent
 
-    --format otlp sends one OpenTelemetry GenAI span per call to an OTLP/HTTP endpoint
-    (pip install 'model-call-capture[otel]'); --format atif writes one ATIF-v1.7
-    trajectory per rollout and a manifest.jsonl into the new directory --out.
+    --format otlp sends a GenAI span per call (pip install 'model-call-capture[otel]');
+    --format atif writes an ATIF-v1.7 trajectory per rollout into the new directory --out.
     """
     if fmt in ("otlp", "atif"):
-        others = bool(partition_by or incremental or tokens or payloads)
-        return export_interchange(directory, out, fmt, others=others, **interchange)
+        others = bool(partition_by or tokens or payloads)
+        return export_interchange(
+            directory, out, fmt, others=others, incremental=incremental, **interchange
+        )
     if out is None:
         raise click.ClickException("--out is required")
     target = Path(out)

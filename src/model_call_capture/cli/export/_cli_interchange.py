@@ -89,21 +89,32 @@ def _rollouts(directory: str) -> list[Rollout]:
     return CaptureStore(capture_root(directory)).rollouts()
 
 
-def _otlp(
-    directory: str, endpoint: str | None, headers: tuple[str, ...], content: bool, since: str | None
-) -> None:
+def _otlp(directory: str, out: str | None, incremental: bool, **options: Any) -> None:
     from ...otlp import SpanSender
     from ._interchange import send_otlp
+    from ._sent import SentState
 
+    endpoint, content = options["endpoint"], options["content"]
     if endpoint is None:
         raise click.ClickException("--format otlp needs --endpoint URL")
-    start = _since(since)
+    if incremental and out is None:
+        raise click.ClickException("--format otlp --incremental needs --out STATE (a file)")
+    start = _since(options["since"])
     try:
-        sender = SpanSender(endpoint, headers=_headers(headers), batch_size=64 if content else 256)
+        sender = SpanSender(
+            endpoint, headers=_headers(options["headers"]), batch_size=64 if content else 256
+        )
+        state = None
+        if incremental and out is not None:
+            state = SentState(Path(out), sender.endpoint, content).load()
         try:
-            counts = send_otlp(_rollouts(directory), sender, content=content, since=start)
+            counts = send_otlp(
+                _rollouts(directory), sender, content=content, since=start, state=state
+            )
         finally:
             sender.shutdown()
+        if state is not None:
+            state.save()
     except OtlpExportError as exc:
         raise click.ClickException(str(exc)) from None
     stdout().print(f"sent {counts.spans} spans to {sender.endpoint}")
@@ -146,18 +157,17 @@ def _atif(
 
 
 def export_interchange(
-    directory: str, out: str | None, fmt: str, *, others: bool, **options: Any
+    directory: str, out: str | None, fmt: str, *, others: bool, incremental: bool, **options: Any
 ) -> None:
     """Run `mcc export --format otlp | atif` with the parsed options (`others`: an option
     of the row formats was given too)."""
-    if others:
+    if others or (incremental and fmt == "atif"):
+        allowed = "--partition-by, --tokens, --payloads"
         raise click.ClickException(
-            f"--format {fmt} takes none of --partition-by, --incremental, --tokens, --payloads"
+            f"--format {fmt} takes none of {allowed}" + ("" if fmt == "otlp" else ", --incremental")
         )
     if fmt == "otlp":
-        _otlp(
-            directory, options["endpoint"], options["headers"], options["content"], options["since"]
-        )
+        _otlp(directory, out, incremental, **options)
     else:
         _atif(
             directory, out, options["session_id"], options["agent_name"], options["agent_version"]

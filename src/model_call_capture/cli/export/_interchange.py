@@ -15,6 +15,7 @@ import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import BinaryIO
 
 from ... import _codec
 from ...atif import encode_trajectory, rollout_indices, rollout_to_atif
@@ -24,6 +25,7 @@ from ...otlp import SpanSender, redacted_content
 from ...records import iter_rollout_records
 from ...store import Rollout
 from . import _atomic
+from ._sent import SentState
 
 __all__ = ["AtifCounts", "OtlpCounts", "send_otlp", "write_atif"]
 
@@ -73,6 +75,38 @@ def _manifest_line(rollout_id: str, name: str, digest: str) -> bytes:
     return _codec.encode(dict(sorted(entry.items()))) + b"\n"
 
 
+def _write_trajectories(
+    rollouts: Sequence[Rollout],
+    tmp: Path,
+    manifest: BinaryIO,
+    counts: AtifCounts,
+    session_id: str,
+    agent_name: str,
+    agent_version: str,
+) -> None:
+    for rollout in rollouts:
+        stream = iter_rollout_records(rollout)
+        try:
+            records = list(stream)
+            if stream.damaged:
+                raise AtifMappingError(f"{stream.damaged} unreadable lines")
+            trajectory = rollout_to_atif(
+                records,
+                rollout_id=rollout.id,
+                session_id=session_id,
+                agent_name=agent_name,
+                agent_version=agent_version,
+            )
+        except AtifMappingError as exc:
+            counts.skipped.append((rollout.id, str(exc)))
+            continue
+        data = encode_trajectory(trajectory)
+        name = f"{rollout.id}.json"
+        _write_durable(tmp / name, data)
+        manifest.write(_manifest_line(rollout.id, name, hashlib.sha256(data).hexdigest()))
+        counts.written += 1
+
+
 def write_atif(
     rollouts: Sequence[Rollout],
     out: Path,
@@ -87,33 +121,18 @@ def write_atif(
     tmp = _atomic.temp_path(out)
     tmp.mkdir(mode=0o700)
     try:
-        manifest = bytearray()
-        for rollout in rollouts:
-            rollout_id = rollout.id
-            stream = iter_rollout_records(rollout)
-            try:
-                records = list(stream)
-                if stream.damaged:
-                    raise AtifMappingError(f"{stream.damaged} unreadable lines")
-                trajectory = rollout_to_atif(
-                    records,
-                    rollout_id=rollout_id,
-                    session_id=session_id,
-                    agent_name=agent_name,
-                    agent_version=agent_version,
-                )
-            except AtifMappingError as exc:
-                counts.skipped.append((rollout_id, str(exc)))
-                continue
-            data = encode_trajectory(trajectory)
-            name = f"{rollout_id}.json"
-            _write_durable(tmp / name, data)
-            manifest += _manifest_line(rollout_id, name, hashlib.sha256(data).hexdigest())
-            counts.written += 1
-        _write_durable(tmp / "manifest.jsonl", bytes(manifest))
+        # The manifest is written as the files are (memory: one rollout, not the directory).
+        fd = os.open(tmp / "manifest.jsonl", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "wb") as manifest:
+            _write_trajectories(
+                rollouts, tmp, manifest, counts, session_id, agent_name, agent_version
+            )
+            manifest.flush()
+            os.fsync(manifest.fileno())
         os.chmod(tmp, 0o755)
         _atomic.fsync_dir(tmp)
-        os.rename(tmp, out)  # `out` was checked absent; a directory that appeared since is kept
+        # `out` was checked absent; a non-empty directory made there since makes this fail.
+        os.rename(tmp, out)
         _atomic.fsync_dir(out.parent)
     finally:
         _atomic.remove(tmp)
@@ -121,12 +140,24 @@ def write_atif(
 
 
 def _spans(
-    rollouts: Sequence[Rollout], counts: OtlpCounts, *, content: bool, since: float | None
+    rollouts: Sequence[Rollout],
+    counts: OtlpCounts,
+    *,
+    content: bool,
+    since: float | None,
+    state: SentState | None,
 ) -> Iterator[GenAISpan]:
     for rollout in rollouts:
         rollout_id = rollout.id
+        first = state.first_unsent(rollout) if state is not None else 0
+        if first is None:
+            continue  # unchanged since the last incremental export
         stream = iter_rollout_records(rollout)
+        end = first
         for record in stream:
+            end = record.call_index + 1
+            if record.call_index < first:
+                continue
             if since is not None and (record.started_at is None or record.started_at < since):
                 continue
             span = record_span(
@@ -137,6 +168,8 @@ def _spans(
             else:
                 yield span
         counts.damaged += stream.damaged
+        if state is not None:
+            state.sent(rollout, end)
 
 
 def send_otlp(
@@ -145,8 +178,11 @@ def send_otlp(
     *,
     content: bool,
     since: float | None = None,
+    state: SentState | None = None,
 ) -> OtlpCounts:
-    """Send the span of every call of `rollouts` (started at or after `since`, Unix seconds)."""
+    """Send the span of every call of `rollouts` (started at or after `since`, Unix
+    seconds); with `state`, only the calls it does not list as sent, and update it."""
     counts = OtlpCounts()
-    counts.spans = sender.send(_spans(rollouts, counts, content=content, since=since))
+    spans = _spans(rollouts, counts, content=content, since=since, state=state)
+    counts.spans = sender.send(spans)
     return counts
