@@ -38,7 +38,7 @@ SECTIONS: dict[str, tuple[str, Callable[[bool], list[Row]]]] = {
     "6": ("reading at scale: validate, long lines, stats memory", reading.run),
     "7": ("mcc view on a large directory", view.run),
     "8": ("capture at line rate: 200-chunk streams, h11 and httptools, Gym's reader", linerate.run),
-    "9": ("live OTLP spans: capture with otlp_endpoint against capture alone", live_spans.run),
+    "10": ("live OTLP spans: capture with otlp_endpoint against capture alone", live_spans.run),
 }
 
 

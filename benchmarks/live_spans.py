@@ -1,4 +1,4 @@
-"""Target 9: live OTLP spans (`otlp_endpoint`) against capture alone, side by side.
+"""Target 10: live OTLP spans (`otlp_endpoint`) against capture alone, side by side.
 
 Two capture servers run in their own processes (`benchmarks._server`): capture on, and
 capture on with `otlp_endpoint` set to a local OTLP/HTTP sink in a third process
@@ -72,10 +72,10 @@ def _json_latencies(ports: dict[str, int], n: int) -> dict[str, list[float]]:
 
 
 def run(quick: bool) -> list[Row]:
-    """Rows 9a (JSON latency) and 9b (streaming requests/s), live spans against none."""
+    """Rows 10a (JSON latency) and 10b (streaming requests/s), live spans against none."""
     targets = (
-        ("9a", "JSON call with live spans: added p50 latency", "<= 0.3 ms"),
-        ("9b", "32 streaming clients with live spans: requests/s", ">= 0.9x"),
+        ("10a", "JSON call with live spans: added p50 latency", "<= 0.3 ms"),
+        ("10b", "32 streaming clients with live spans: requests/s", ">= 0.9x"),
     )
     with tempfile.TemporaryDirectory(
         prefix="mcc-bench-live-", dir=os.environ.get("MCC_BENCH_DIR")
@@ -106,7 +106,7 @@ def run(quick: bool) -> list[Row]:
     c_on, c_live = median(cpu["on"]) * 1000, median(cpu["live"]) * 1000
     return [
         Row(
-            "9a",
+            "10a",
             targets[0][1],
             f"{live_ms - on_ms:+.2f} ms (p50 {live_ms:.2f} ms live)",
             f"p50 {on_ms:.2f} ms without",
@@ -116,7 +116,7 @@ def run(quick: bool) -> list[Row]:
             f"{len(js['on'])} calls each, alternating; both servers capture to disk",
         ),
         Row(
-            "9b",
+            "10b",
             targets[1][1],
             f"{r_live:,.0f} req/s live",
             f"{r_on:,.0f} req/s without",

@@ -125,7 +125,7 @@ import sys
 from pathlib import Path
 sys.path.insert(0, sys.argv[3])
 from benchmarks import scale
-from model_call_capture.cli._parallel import map_files
+from model_call_capture._parallel import map_files
 files = sorted(Path(sys.argv[1]).glob("*.capture.jsonl"))
 jobs = int(sys.argv[2]) if sys.argv[2] != "default" else None
 print(sum(map_files(getattr(scale, sys.argv[4]), files, jobs)))

@@ -13,9 +13,11 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import openai
 import pytest
 from hypothesis import strategies as st
 from syrupy.assertion import SnapshotAssertion
@@ -24,6 +26,7 @@ from syrupy.extensions.json import JSONSnapshotExtension
 from model_call_capture.dialects import get_dialect
 from model_call_capture.dialects.base import Derived, decode_view
 from model_call_capture.dialects.chat import _derive as chat_derive
+from model_call_capture.dialects.completions import _derive as completions_derive
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("MCC_SHARED_DIR", REPO.parent / "shared"))
@@ -125,14 +128,16 @@ def state_failures(dropped: list[str]) -> list[str]:
 def derive_uncaught(dialect: str, request: Any, response: Any) -> Derived:
     """`dialect`'s `derive` with no catch-all around it, so a test sees what it raises.
 
-    chat's `derive` turns any exception into a record with only the model (a record must
-    survive a bug); a "never raises" test of it could not fail, so it calls the function
-    inside that net, on the same view. The other dialects have no net: their `derive` is
-    called as it is.
+    chat's and completions' `derive` turn any exception into a record with only the model
+    (a record must survive a bug); a "never raises" test of them could not fail, so it
+    calls the function inside that net, on the same view. The other dialects have no net:
+    their `derive` is called as it is.
     """
-    if dialect == "chat":
-        view = decode_view(response, chat_derive._response_view) or chat_derive._ResponseView()
-        return chat_derive._derive(request, view)
+    inner: Any = {"chat": chat_derive, "completions": completions_derive}.get(dialect)
+    if inner is not None:
+        view = decode_view(response, inner._response_view) or inner._ResponseView()
+        derived: Derived = inner._derive(request, view)
+        return derived
     return get_dialect(dialect).derive(request, response)
 
 
@@ -151,3 +156,77 @@ def demo_calls(tmp_path_factory: pytest.TempPathFactory) -> Path:
     )
     assert run.returncode == 0, run.stderr
     return root / "d" / "model-calls"
+
+
+@dataclass(frozen=True)
+class CompletionsRollout:
+    """A token-in/token-out rollout over the legacy Completions dialect, and what its client saw."""
+
+    directory: Path
+    """The capture directory."""
+    rollout_id: str
+    seen: list[tuple[list[int], list[int], list[float]]]
+    """Per call, as the openai client got them: prompt ids, generated ids, generated log-probs."""
+
+
+COMPLETIONS_QUESTIONS = ("What should I wear in Paris today?", "And tomorrow?", "One word?", "Why?")
+
+
+@pytest.fixture(scope="session")
+def completions_rollout(tmp_path_factory: pytest.TempPathFactory) -> CompletionsRollout:
+    """Four calls of `POST /v1/completions` as an RL stack makes them (vLLM's
+    `return_token_ids`, `logprobs: 1`): each prompt is the previous prompt's ids, the
+    generated ids, then the next question's; JSON and streamed in turn, the third with
+    `echo`. The real openai SDK through the middleware on uvicorn, against the demo server.
+    """
+    from model_call_capture import CaptureConfig, install_model_call_capture
+    from model_call_capture.demo.model_server import create_app
+    from servers import serve
+
+    root = tmp_path_factory.mktemp("completions")
+    config = CaptureConfig(observability_enabled=True, model_call_capture_dir=str(root))
+    app = install_model_call_capture(create_app(), config, model_server_name="policy")
+    rollout = "c-0"
+    seen: list[tuple[list[int], list[int], list[float]]] = []
+    vllm = {"return_token_ids": True}
+    with serve(app) as server:
+        client = openai.OpenAI(
+            base_url=f"{server.url}/ng-rollout/{rollout}/v1", api_key="k", max_retries=0
+        )
+        prompt: list[int] = []
+        for turn, question in enumerate(COMPLETIONS_QUESTIONS):
+            prompt = prompt + list(f"Q: {question}\nA:".encode())
+            ids: list[int] = []
+            values: list[float] = []
+            first: list[int] = []
+            if turn % 2 == 0:
+                reply = client.completions.create(
+                    model="demo-gpt",
+                    prompt=prompt,
+                    logprobs=1,
+                    echo=turn == 2,
+                    extra_body=vllm,
+                )
+                choice = reply.choices[0]
+                extra = choice.model_extra or {}
+                first, ids = extra["prompt_token_ids"], extra["token_ids"]
+                every = (choice.logprobs.token_logprobs if choice.logprobs else None) or []
+                values = every[len(every) - len(ids) :]  # with echo, the prompt's come first
+            else:
+                for chunk in client.completions.create(
+                    model="demo-gpt",
+                    prompt=prompt,
+                    logprobs=1,
+                    stream=True,
+                    stream_options={"include_usage": True},
+                    extra_body=vllm,
+                ):
+                    for part in chunk.choices:
+                        extra = part.model_extra or {}
+                        first = first or extra.get("prompt_token_ids") or []
+                        ids += extra["token_ids"]
+                        values += (part.logprobs.token_logprobs if part.logprobs else None) or []
+            seen.append((first, ids, values))
+            prompt = seen[-1][0] + seen[-1][1]
+        client.close()
+    return CompletionsRollout(root, rollout, seen)

@@ -21,6 +21,7 @@ import duckdb
 import pyarrow.parquet as pq
 import pytest
 
+from conftest import CompletionsRollout
 from model_call_capture.cli import main
 
 ROLLOUT_IDS = ["0-0", "1-0", "2-0", "3-0"]
@@ -266,6 +267,17 @@ def test_show_lists_the_calls_of_one_rollout(demo: tuple[Path, Any], mcc: Run) -
         ("5", "messages", "demo-claude", "200", "end_turn", "-", "-"),
         ("6", "messages", "demo-claude", "200", "end_turn", "-", "-"),
     ]
+
+
+def test_show_prints_the_error_a_call_got(demo: tuple[Path, Any], mcc: Run) -> None:
+    demo_dir, _ = demo
+    code, out, _ = mcc("show", str(demo_dir), "3-0")
+    assert code == 0
+    call0 = out[out.index("─ call 0 ─") : out.index("─ call 1 ─")]
+    # As the line holds it: {"error": {"message": "scripted error", "type": ..., "code": ...}}
+    assert "error: scripted error" in call0
+    assert "type rate_limit_error  code rate_limit_exceeded" in call0
+    assert "no response" not in call0
 
 
 def test_show_prints_the_conversation_in_order(demo: tuple[Path, Any], mcc: Run) -> None:
@@ -545,3 +557,25 @@ def test_a_file_system_error_is_one_line(tmp_path: Path, mcc: Run) -> None:
         "",
         f"mcc: error: {blocker / 'demo' / 'model-calls'}: Not a directory\n",
     )
+
+
+def test_stats_and_show_cover_the_completions_dialect(
+    completions_rollout: CompletionsRollout, mcc: Run
+) -> None:
+    directory = str(completions_rollout.directory)
+    code, out, _ = mcc("stats", directory, "--json")
+    assert code == 0
+    (row,) = json.loads(out)
+    prompts = sum(len(seen[0]) for seen in completions_rollout.seen)
+    generated = sum(len(seen[1]) for seen in completions_rollout.seen)
+    assert (row["model"], row["dialect"], row["calls"], row["errors"]) == (
+        "demo-gpt",
+        "completions",
+        4,
+        0,
+    )
+    assert (row["tokens_in"], row["tokens_out"]) == (prompts, generated)
+    code, out, _ = mcc("show", directory, completions_rollout.rollout_id)
+    assert code == 0
+    assert out.count("dialect completions") == 4 and out.count("\u2500 prompt \u2500") == 4
+    assert out.count("It is 18 \u00b0C with light rain in Paris") == 4

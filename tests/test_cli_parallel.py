@@ -1,4 +1,4 @@
-"""`cli._parallel.map_files`: workers that share nothing with the caller's threads.
+"""`_parallel.map_files`: workers that share nothing with the caller's threads.
 
 The hazard is real and deterministic here: a lock some other thread of the caller holds
 when the workers start. A worker forked from the caller gets a copy of that lock, held
@@ -18,7 +18,7 @@ import threading
 from pathlib import Path
 
 from model_call_capture import _codec
-from model_call_capture.cli._parallel import map_files
+from model_call_capture._parallel import map_files
 
 TESTS = Path(__file__).resolve().parent
 
@@ -39,7 +39,7 @@ _HOLD_AND_MAP = """
 import json, os, sys, threading
 sys.path.insert(0, sys.argv[1])
 import test_cli_parallel as t
-from model_call_capture.cli._parallel import map_files
+from model_call_capture._parallel import map_files
 held, done = threading.Event(), threading.Event()
 def hold():
     with t._LOCK:
@@ -66,7 +66,7 @@ _MAP_ALONE = """
 import json, os, sys
 sys.path.insert(0, sys.argv[1])
 import test_cli_parallel as t
-from model_call_capture.cli._parallel import map_files
+from model_call_capture._parallel import map_files
 assert len(os.listdir("/proc/self/task")) == 1
 results = list(map_files(t._square_under_lock, list(range(40)), 2))
 print(json.dumps({

@@ -153,7 +153,7 @@ def _square_or_fail(n: int) -> int:
 
 
 def test_map_files_yields_in_input_order_and_raises_a_workers_error_in_order() -> None:
-    from model_call_capture.cli._parallel import map_files
+    from model_call_capture._parallel import map_files
 
     assert (
         list(map_files(_square_or_fail, list(range(12)) * 5, 3)) == [n * n for n in range(12)] * 5

@@ -9,12 +9,11 @@ generated documents decode and round-trip, and every file NeMo Gym 0.7.0 wrote d
 from __future__ import annotations
 
 import ast
-import importlib
 import inspect
 import itertools
 import json
-import pkgutil
 import re
+import typing
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +38,7 @@ from model_call_capture.contracts import (
     TokenTrajectory,
     ToolCall,
 )
+from model_call_capture.dialects import DIALECTS
 from schema_tools import SCHEMAS_DIR, reduce_schema_file, reduce_struct, schema_registry
 
 CAPTURE = "v1/model-call-capture.schema.json"
@@ -71,22 +71,22 @@ DAMAGED_GYM_LINES = {
 }
 
 
-def _struct_types() -> dict[str, type[msgspec.Struct]]:
-    """Every Struct defined by contracts or a dialect (any module of its package), by name."""
-    modules = [contracts]
-    dialects = importlib.import_module("model_call_capture.dialects")
-    modules += [
-        importlib.import_module(m.name)
-        for m in pkgutil.walk_packages(dialects.__path__, f"{dialects.__name__}.")
-    ]
-    found: dict[str, type[msgspec.Struct]] = {}
-    for module in modules:
-        for name, value in vars(module).items():
-            if (
-                inspect.isclass(value)
-                and issubclass(value, msgspec.Struct)
-                and value.__module__ == module.__name__
-            ):
+def _struct_types(path: str = "") -> dict[str, type[msgspec.Struct]]:
+    """The Structs the titles of schema file `path` name, by name: those of contracts, and
+    for a dialect's schema the ones its package exports (the package whose docstring names
+    the file). Dialects share type names (`Request`, `Response`, `Usage`): a title is looked
+    up in its own dialect only."""
+    found = {
+        name: value
+        for name, value in vars(contracts).items()
+        if inspect.isclass(value) and issubclass(value, msgspec.Struct)
+    }
+    if path.startswith("v1/dialects/"):
+        owners = [m for m in DIALECTS.values() if f"`schemas/{path}`" in (m.__doc__ or "")]
+        assert len(owners) == 1, f"{path}: no one dialect package names it in its docstring"
+        for name in owners[0].__all__:  # type: ignore[attr-defined]
+            value = getattr(owners[0], name)
+            if inspect.isclass(value) and issubclass(value, msgspec.Struct):
                 found[name] = value
     return found
 
@@ -204,7 +204,7 @@ def test_titles_name_python_types(path: str) -> None:
     not types of their own.
     """
     document = _load(path)
-    structs = _struct_types()
+    structs = _struct_types(path)
     for key, definition in document.get("$defs", {}).items():
         assert definition.get("title", key) == key, f"{path}#/$defs/{key}"
     for title in _titled(document):
@@ -253,7 +253,7 @@ def test_examples_are_valid(path: str) -> None:
     """Each file has an example; every example of a file or a `$defs` entry is valid."""
     document = _load(path)
     assert document.get("examples"), f"{path} has no examples"
-    structs = _struct_types()
+    structs = _struct_types(path)
     registry = schema_registry()
     targets = [
         ("", document),
@@ -304,7 +304,7 @@ def _conformance_type(schema: str) -> type[msgspec.Struct]:
     target = _load(path)
     for part in fragment.removeprefix("/").split("/") if fragment else []:
         target = target[part]
-    return _struct_types()[target["title"]]
+    return _struct_types(path)[target["title"]]
 
 
 @pytest.mark.parametrize(("schema", "case"), CASES)
@@ -627,3 +627,16 @@ def test_gym_expected_documents_validate_and_decode(gym_reference_dir: Path) -> 
     assert counts["refused"] == 1 and counts["records"] == counts["calls"]
     if FULL_GYM_REFERENCE:
         assert counts == {"files": 158, "refused": 1, "records": 408, "calls": 408}
+
+
+def test_every_list_of_dialect_names_is_the_registry_s() -> None:
+    # The registry (`dialects.DIALECTS`) is the one place that lists the dialects; the
+    # contract's Literal, the schema's closed enum and the generated pydantic alias sit
+    # below it or outside Python, so each is checked against it here.
+    from model_call_capture.pydantic import Dialect as PydanticDialect
+
+    names = list(DIALECTS)
+    assert list(typing.get_args(contracts.Dialect)) == names
+    assert _load("v1/model-call-capture.schema.json")["$defs"]["Dialect"]["enum"] == names
+    literal = typing.get_args(PydanticDialect.__value__)[0]
+    assert list(typing.get_args(literal)) == names

@@ -59,12 +59,13 @@ def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_the_page_has_an_example_per_engine() -> None:
     infos = [info for info, _ in _blocks()]
     assert infos.count("python spark") == 1
-    engines = ["import duckdb", "import polars", "import pandas", "read_model_calls"]
+    engines = ["import duckdb", "import polars", "import pandas", "read_model_calls", "export("]
     python = _python_blocks()
-    assert [next(i for i, code in enumerate(python) if e in code) for e in engines] == [0, 1, 2, 3]
+    found = [next(i for i, code in enumerate(python) if e in code) for e in engines]
+    assert found == [0, 1, 2, 3, 4]
 
 
-@pytest.mark.parametrize("index", range(4), ids=["duckdb", "polars", "pandas", "ray"])
+@pytest.mark.parametrize("index", range(5), ids=["duckdb", "polars", "pandas", "ray", "export"])
 def test_example_runs_and_reads_the_demo(workdir: Path, index: int) -> None:
     code = _python_blocks()[index]
     if index == 3:

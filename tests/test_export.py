@@ -23,6 +23,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from benchmarks.export_scale import generate_captures, peak_rss
+from conftest import CompletionsRollout
 from model_call_capture import _codec
 from model_call_capture.arrow import (
     EXPORT_MANIFEST,
@@ -491,8 +492,8 @@ def test_export_tokens_writes_one_file_without_payloads(
 
 _PANDAS_PROBE = """
 import sys
-from model_call_capture.cli._parallel import map_files
-from model_call_capture.cli.export._single import worker_without_pandas
+from model_call_capture._parallel import map_files
+from model_call_capture.export._parquet import worker_without_pandas
 
 def probe(_):
     worker_without_pandas()
@@ -549,3 +550,21 @@ def test_the_export_command_never_imports_pandas_even_on_one_job(
         assert done.returncode == 0, done.stderr
         assert done.stdout.splitlines()[-2:] == ["False", "True"], done.stdout
         assert pq.read_table(out).num_rows > 0
+
+
+def test_export_covers_the_completions_dialect(
+    completions_rollout: CompletionsRollout, tmp_path: Path
+) -> None:
+    rollout = completions_rollout
+    calls, tokens = tmp_path / "calls.parquet", tmp_path / "tokens.parquet"
+    assert mcc("export", str(rollout.directory), "--out", str(calls)) == 0
+    rows = pq.read_table(calls).to_pylist()
+    assert [
+        (r["dialect"], r["prompt_token_ids"], r["generation_token_ids"], r["generation_log_probs"])
+        for r in rows
+    ] == [("completions", *seen) for seen in rollout.seen]  # log-probs: multiples of 1/64
+    assert mcc("export", str(rollout.directory), "--out", str(tokens), "--tokens") == 0
+    (row,) = pq.read_table(tokens).to_pylist()
+    prompt, generated, _ = rollout.seen[-1]
+    assert (row["rollout_id"], row["token_ids"]) == (rollout.rollout_id, prompt + generated)
+    assert sum(row["loss_mask"]) == sum(len(seen[1]) for seen in rollout.seen)

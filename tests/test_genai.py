@@ -222,3 +222,32 @@ def test_messages_system_goes_to_system_instructions() -> None:
     ]
     output = json.loads(str(span.attributes["gen_ai.output.messages"]))
     assert output[0]["finish_reason"] == "stop"
+
+
+def test_a_completions_call_is_a_text_completion_span() -> None:
+    request = {"model": "base", "prompt": "Q: hi\nA:", "max_tokens": 8, "stop": ["\n"]}
+    response = {
+        "id": "cmpl-1",
+        "object": "text_completion",
+        "model": "base",
+        "choices": [{"index": 0, "text": " Hello.", "finish_reason": "length"}],
+        "usage": {"prompt_tokens": 5, "completion_tokens": 8, "total_tokens": 13},
+    }
+    record = _record(dialect="completions", request=request, response=response)
+    span = record_span(record, "r", content=(request, response))
+    assert span is not None
+    assert span.name == "text_completion base"
+    assert span.attributes["gen_ai.operation.name"] == "text_completion"
+    assert span.attributes["openai.api.type"] == "completions"
+    assert span.attributes["gen_ai.request.max_tokens"] == 8
+    assert span.attributes["gen_ai.request.stop_sequences"] == ["\n"]
+    assert json.loads(str(span.attributes["gen_ai.input.messages"])) == [
+        {"role": "prompt", "parts": [{"type": "text", "content": "Q: hi\nA:"}]}
+    ]
+    assert json.loads(str(span.attributes["gen_ai.output.messages"])) == [
+        {
+            "role": "assistant",
+            "parts": [{"type": "text", "content": " Hello."}],
+            "finish_reason": "length",
+        }
+    ]

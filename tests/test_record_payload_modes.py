@@ -18,11 +18,12 @@ import pyarrow.parquet as pq
 import pytest
 
 from benchmarks.export_scale import generate_captures
+from conftest import FULL_CORPUS
 from model_call_capture.arrow import PAYLOAD_COLUMNS, iter_record_batches
 from model_call_capture.cli import main
-from model_call_capture.cli.export._single import file_groups
 from model_call_capture.contracts import ModelCallRecord
 from model_call_capture.errors import DamagedLineError, LineTooLongError, UnsupportedFormatError
+from model_call_capture.export._records import RecordsParquet
 from model_call_capture.reader import decode_capture_line
 from model_call_capture.records import (
     Payloads,
@@ -225,7 +226,9 @@ def test_records_without_payloads_equal_the_records_on_the_corpus(
         )
     path = tmp_path / "corpus.capture.jsonl"
     path.write_bytes(b"\n".join(lines) + b"\n")
-    assert _assert_same_records(path) >= 10
+    # Bodies written on one line become records (the corpus gives 15, its sample in
+    # tests/data 5); the others are damaged lines, which both reads must count alike.
+    assert _assert_same_records(path) >= (10 if FULL_CORPUS else 3)
 
 
 def test_records_without_payloads_equal_the_records_on_gyms_files(gym_reference_dir: Path) -> None:
@@ -262,10 +265,10 @@ def test_batches_without_payloads_equal_the_batches_with_them_less_the_payloads(
 def test_an_export_of_many_files_per_table_is_the_same_bytes_whatever_the_jobs(
     tmp_path: Path,
 ) -> None:
-    # 520 files: two files per worker table without payloads (`_single.file_groups`).
+    # 520 files: two files per worker table without payloads (`RecordsParquet.groups`).
     captures = tmp_path / "captures"
     generate_captures(captures, rollouts=520, calls=2, payload_bytes=700)
-    assert [len(g) for g in file_groups(CaptureStore(captures).rollouts(), False)] == [2] * 260
+    assert [len(g) for g in RecordsParquet().groups(CaptureStore(captures).rollouts())] == [2] * 260
     outs = [tmp_path / f"jobs{n}.parquet" for n in (1, 3)]
     for jobs, out in zip((1, 3), outs, strict=True):
         with pytest.raises(SystemExit) as exited:

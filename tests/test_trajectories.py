@@ -14,6 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conftest import CompletionsRollout
 from model_call_capture import (
     CaptureConfig,
     ModelCallRecord,
@@ -466,3 +467,31 @@ def test_filed_chains_are_found_as_if_each_was_checked(
     finally:
         trajectories_module._INDEX_FROM = index_from
     assert filed == plain
+
+
+def test_a_token_in_token_out_completions_rollout_is_one_trajectory(
+    completions_rollout: CompletionsRollout,
+) -> None:
+    rollout = completions_rollout
+    records = read_model_call_records(CaptureStore(rollout.directory), rollout.rollout_id)
+    # the record holds what the client saw, JSON or streamed, with or without echo
+    assert [
+        (r.dialect, r.prompt_token_ids, r.generation_token_ids, r.generation_log_probs)
+        for r in records
+    ] == [("completions", *seen) for seen in rollout.seen]
+    assert all(r.derivation_problems is msgspec.UNSET for r in records)
+    (trajectory,) = build_token_trajectories(records, rollout_id=rollout.rollout_id)
+    assert trajectory.model_call_ids == [r.model_call_id for r in records]
+    assert trajectory.break_reasons == []
+    prompt, generated, _ = rollout.seen[-1]
+    assert trajectory.token_ids == prompt + generated
+    # exactly the generated spans are masked: the answer and <|im_end|>, four times
+    answer = [*_utf8(TEXT_TURN), IM_END]
+    masked = [t for t, m in zip(trajectory.token_ids, trajectory.loss_mask, strict=True) if m]
+    assert masked == answer * 4
+    spans = set()
+    for seen_prompt, seen_ids, _ in rollout.seen:
+        spans |= set(range(len(seen_prompt), len(seen_prompt) + len(seen_ids)))
+    assert [i for i, m in enumerate(trajectory.loss_mask) if m] == sorted(spans)
+    values = [v for seen in rollout.seen for v in seen[2]]
+    assert [v for v in trajectory.log_probs if v is not None] == values

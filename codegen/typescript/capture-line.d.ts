@@ -1,11 +1,11 @@
 // Generated from schemas/v1/capture-line.schema.json by `python codegen/generate.py`; do not edit by hand.
 /**
- * The API dialect of a call: OpenAI Responses (`/v1/responses`), OpenAI Chat Completions (`/v1/chat/completions`), Anthropic Messages (`/v1/messages`).
+ * The API dialect of a call: OpenAI Responses (`/v1/responses`), OpenAI Chat Completions (`/v1/chat/completions`), Anthropic Messages (`/v1/messages`), (1.2) OpenAI legacy Completions (`/v1/completions`).
  *
  * This interface was referenced by `CaptureLine`'s JSON-Schema
  * via the `definition` "Dialect".
  */
-export type Dialect = "responses" | "chat" | "messages";
+export type Dialect = "responses" | "chat" | "messages" | "completions";
 
 /**
  * One raw line of `<rollout_id>.capture.jsonl`, as the capture middleware writes it.

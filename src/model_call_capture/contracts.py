@@ -49,8 +49,10 @@ _AbsolutePath = Annotated[str, Meta(pattern=r"^/")]
 _TokenId = Annotated[int, Meta(ge=0, le=2**31 - 1)]
 """A token id: a vocabulary index, exported as int32."""
 
-Dialect = Literal["responses", "chat", "messages"]
-"""The API dialect of a call: OpenAI Responses, OpenAI Chat Completions, Anthropic Messages."""
+Dialect = Literal["responses", "chat", "messages", "completions"]
+"""The API dialect of a call: OpenAI Responses, OpenAI Chat Completions, Anthropic Messages,
+(1.2) OpenAI legacy Completions. The same names as the registry (`dialects.DIALECTS`), which
+sits above this module: tests/test_contracts.py checks that the two agree."""
 
 ErrorCategory = str
 """Why a call failed (`timeout`, `rate_limit`, `auth`, ...); an open set, see docs/formats.md."""

@@ -20,6 +20,7 @@ __all__ = [
     "CaptureError",
     "CollectorBusyError",
     "DamagedLineError",
+    "ExportError",
     "InvalidRolloutIdError",
     "LineTooLongError",
     "NotARegularFileError",
@@ -37,6 +38,11 @@ class CaptureError(Exception):
 
 class InvalidRolloutIdError(CaptureError, ValueError):
     """A rollout id that could name a path outside the capture directory, or is malformed."""
+
+
+class ExportError(CaptureError, ValueError):
+    """An export that cannot run as asked: options that do not go together, a target it may
+    not replace, a dataset exported with other options, or a write of its files that failed."""
 
 
 class RolloutSourceError(CaptureError, TypeError):

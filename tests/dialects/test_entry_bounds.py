@@ -18,6 +18,7 @@ import pytest
 from memory_tools import reassemble_in_chunks, traced_peak
 from model_call_capture.dialects import DIALECTS
 from model_call_capture.dialects.chat import _choice
+from model_call_capture.dialects.completions import _stream as completions_stream
 from model_call_capture.dialects.messages import _state as messages_state
 from model_call_capture.dialects.responses import _state as responses_state
 from model_call_capture.reassembly import StreamReassembler
@@ -36,6 +37,7 @@ each, and their copy in the built response) and the transport chunks, with a mar
 
 def test_the_bound_is_the_same_figure_in_every_dialect() -> None:
     assert _choice.MAX_ENTRIES == BOUND
+    assert completions_stream.MAX_ENTRIES == BOUND
     assert messages_state.MAX_ENTRIES == BOUND
     assert responses_state.MAX_ENTRIES == BOUND
 
@@ -77,6 +79,20 @@ def test_chat_choices_past_the_bound_are_dropped() -> None:
     assert [c["index"] for c in choices] == list(range(BOUND))
     assert choices[0]["message"]["content"] == "xy"
     assert choices[-1]["message"]["content"] == "x"
+    assert result.dropped == ["choice 4096 and further new choices dropped: past 4096"]
+    assert peak < PEAK
+
+
+def test_completions_choices_past_the_bound_are_dropped() -> None:
+    head = {"id": "c", "object": "text_completion", "created": 1, "model": "m"}
+    chunks = [{**head, "choices": [{"index": i, "text": "x"}]} for i in range(N)]
+    chunks.append({**head, "choices": [{"index": 0, "text": "y"}]})  # an existing one merges
+    body = b"".join(b"data: " + json.dumps(c).encode() + b"\n\n" for c in chunks)
+    result, peak = traced_peak(lambda: reassemble_in_chunks("completions", body))
+    assert result.response is not None
+    choices = result.response["choices"]
+    assert [c["index"] for c in choices] == list(range(BOUND))
+    assert (choices[0]["text"], choices[-1]["text"]) == ("xy", "x")
     assert result.dropped == ["choice 4096 and further new choices dropped: past 4096"]
     assert peak < PEAK
 

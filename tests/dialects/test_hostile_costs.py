@@ -1,4 +1,4 @@
-"""Streams shaped to make reassembly quadratic cost linear work (chat and Responses).
+"""Streams shaped to make reassembly quadratic cost linear work (chat, Completions, Responses).
 
 The stream states run on the model server's event loop as chunks pass, so a model (or an
 upstream) that sends many fragments of one vendor field, many indexed list entries or
@@ -17,6 +17,7 @@ import pytest
 
 from model_call_capture.dialects.base import DroppedNotes
 from model_call_capture.dialects.chat._choice import ChoiceState
+from model_call_capture.dialects.completions import new_stream_state as completions_state
 from model_call_capture.dialects.responses import _items
 from model_call_capture.reassembly import StreamReassembler
 
@@ -76,6 +77,46 @@ def test_many_fragments_of_a_merged_member_are_joined_once() -> None:
     assert message["audio"] == {"content": "0123456789" * N}
     assert type(message["audio"]["content"]) is str
     assert CopiedText.copied <= 2 * 10 * N
+
+
+class CopiedList(list[Any]):
+    """A list fragment that counts the entries every `+` with it copies (`old + new`)."""
+
+    copied = 0
+
+    def __add__(self, other: Any) -> Any:
+        CopiedList.copied += len(self) + len(other)
+        return list(self) + list(other)
+
+    def __radd__(self, other: Any) -> Any:  # taken before list's `+` (a subclass of it)
+        CopiedList.copied += len(other) + len(self)
+        return list(other) + list(self)
+
+
+def test_many_completions_chunks_of_one_choice_copy_nothing_already_joined() -> None:
+    # A Completions choice grows by its text, its token ids and its log-prob lists in every
+    # chunk: rebuilt at each chunk (`old + new`), N chunks copy about N * N / 2 entries.
+    # The state is fed parsed chunks here: JSON text cannot carry the counting types.
+    CopiedText.copied = CopiedList.copied = 0
+    state = completions_state()
+    choice = state._choices  # built by the first chunk below
+    for n in range(N):
+        fragment = {
+            "index": 0,
+            "text": CopiedText("0123456789"),
+            "token_ids": CopiedList([n]),
+            "logprobs": {"tokens": CopiedList(["t"]), "token_logprobs": CopiedList([-1.0])},
+        }
+        if n == 0:
+            state._chunk({"choices": [fragment]})
+        else:
+            choice[0].feed(fragment, DroppedNotes())
+    built = state.result().response
+    assert built is not None
+    assert built["choices"][0]["text"] == "0123456789" * N
+    assert built["choices"][0]["token_ids"] == list(range(N))
+    assert len(built["choices"][0]["logprobs"]["token_logprobs"]) == N
+    assert CopiedText.copied == CopiedList.copied == 0
 
 
 def test_many_entries_of_an_indexed_list_are_found_by_index() -> None:

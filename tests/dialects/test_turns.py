@@ -174,7 +174,8 @@ def test_messages_turns() -> None:
 _members = st.sampled_from(
     ["messages", "input", "instructions", "system", "choices", "message", "output", "content",
      "role", "type", "text", "tool_calls", "function", "arguments", "name", "id", "call_id",
-     "output", "source", "image_url", "url", "summary", "tool_use_id", "is_error", "input_text"]
+     "output", "source", "image_url", "url", "summary", "tool_use_id", "is_error", "input_text",
+     "prompt", "suffix"]
 )  # fmt: skip
 
 
@@ -185,3 +186,27 @@ def test_turns_never_raise_whatever_the_payload_holds(payload: Any) -> None:
         for turns in (module.request_turns(payload), module.response_turns(payload)):
             assert all(isinstance(t, Turn) for t in turns)
             assert all(isinstance(p.text, str) for t in turns for p in t.parts)
+
+
+def test_completions_turns() -> None:
+    completions = DIALECTS["completions"]
+    assert completions.request_turns({"prompt": "Once upon", "suffix": "The end."}) == [
+        Turn("prompt", [Part("text", "Once upon"), Part("text", "The end.", name="suffix")])
+    ]
+    assert completions.request_turns({"prompt": ["a", [1, 2]]}) == [
+        Turn("prompt", [Part("text", "a")]),
+        Turn("prompt", [Part("other", "[1,2]", name="token_ids")]),
+    ]
+    assert completions.request_turns({"prompt": [1, 2, 3]}) == [
+        Turn("prompt", [Part("other", "[1,2,3]", name="token_ids")])
+    ]
+    assert completions.request_turns({"prompt": [[1], [2]]}) == [
+        Turn("prompt", [Part("other", "[1]", name="token_ids")]),
+        Turn("prompt", [Part("other", "[2]", name="token_ids")]),
+    ]
+    assert completions.request_turns({"model": "m"}) == []
+    response = {"choices": [{"index": 0, "text": " there"}, {"index": 1, "text": ""}, "junk"]}
+    assert completions.response_turns(response) == [
+        Turn("assistant", [Part("text", " there")]),
+        Turn("assistant", []),
+    ]

@@ -27,12 +27,18 @@ from model_call_capture.store import CaptureStore
 
 SERVER_NAME = "policy_model"
 MODEL_REF = {"type": "responses_api_models", "name": SERVER_NAME}
-PATHS = {"responses": "/v1/responses", "chat": "/v1/chat/completions", "messages": "/v1/messages"}
+PATHS = {
+    "responses": "/v1/responses",
+    "chat": "/v1/chat/completions",
+    "messages": "/v1/messages",
+    "completions": "/v1/completions",
+}
 DIALECTS = list(PATHS)
 TERMINALS = {
     "responses": b"event: response.completed",
     "chat": b"data: [DONE]",
     "messages": b"event: message_stop",
+    "completions": b"data: [DONE]",
 }
 CHAT_TOOL = {
     "type": "function",
@@ -84,9 +90,12 @@ def chat_body(model: str = "demo-gpt", *, stream: bool = False, **extra: Any) ->
 
 
 def body_for(dialect: str, model: str, *, stream: bool) -> dict[str, Any]:
-    """A request of `dialect` that offers a tool; `model` names the scripted scenario."""
+    """A request of `dialect` that offers a tool (where the dialect has tools); `model` names
+    the scripted scenario."""
     if dialect == "chat":
         return chat_body(model, stream=stream, tools=[CHAT_TOOL])
+    if dialect == "completions":  # no tools in this dialect
+        return {"model": model, "prompt": "Weather in Paris?", "max_tokens": 64, "stream": stream}
     if dialect == "responses":
         tool = {"type": "function", "name": "get_weather", "parameters": {"type": "object"}}
         return {"model": model, "input": "Weather in Paris?", "tools": [tool], "stream": stream}

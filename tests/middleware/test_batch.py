@@ -1,4 +1,4 @@
-"""Stream chunks after the first token: sent at once, reassembled in batches (`_call`).
+"""Stream chunks after the first token: sent at once, reassembled in batches (`_response`).
 
 The real middleware and reassembler on real streams; the reassembler is wrapped (the only
 stand-in) to log what it is fed.
@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import CORPUS
-from model_call_capture.middleware import _call
+from model_call_capture.middleware import _response
 from model_call_capture.reassembly import StreamReassembler
 
 from .conftest import (
@@ -51,7 +51,7 @@ def fed(monkeypatch: pytest.MonkeyPatch) -> list[bytes]:
             log.append(bytes(data))
             super().feed(data)
 
-    monkeypatch.setattr(_call, "StreamReassembler", WatchedReassembler)
+    monkeypatch.setattr(_response, "StreamReassembler", WatchedReassembler)
     return log
 
 
@@ -66,9 +66,9 @@ def test_a_long_stream_is_fed_in_order_in_batches_of_at_most_batch_bytes(
     # Every byte once, in order; the first chunk alone (it carries the first token).
     assert b"".join(fed) == b"".join(chunks)
     assert fed[0] == chunks[0]
-    assert all(len(batch) <= _call.BATCH_BYTES for batch in fed)
+    assert all(len(batch) <= _response.BATCH_BYTES for batch in fed)
     total = sum(len(chunk) for chunk in chunks)
-    assert total // _call.BATCH_BYTES + 1 <= len(fed) < 20
+    assert total // _response.BATCH_BYTES + 1 <= len(fed) < 20
     line = only_line(tmp_path, rollout)
     assert line["response"]["choices"][0]["message"]["content"] == "".join(words)
     assert line["error_category"] is None

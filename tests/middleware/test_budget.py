@@ -16,7 +16,7 @@ from typing import Any
 import httpx
 import pytest
 
-from model_call_capture.middleware._budget import BLOCK, MemoryBudget, Share
+from model_call_capture.middleware._budget import BLOCK, BudgetShare, MemoryBudget
 from servers import serve
 
 from .conftest import call, capturing, chat_body, new_rollout, only_line
@@ -30,7 +30,7 @@ SPENT = "the capture memory budget (capture_memory_budget_bytes) was spent"
 
 def test_a_share_reserves_a_block_at_a_time_times_its_weight() -> None:
     budget = MemoryBudget(10 * BLOCK)
-    share = Share(2)
+    share = BudgetShare(2)
     assert budget.grow(share, 0, 100)
     assert (share.held, share.limit, budget.used) == (2 * BLOCK, BLOCK, 2 * BLOCK)
     assert budget.grow(share, 100, BLOCK - 100)  # still inside the reservation: no new block
@@ -45,7 +45,7 @@ def test_a_share_reserves_a_block_at_a_time_times_its_weight() -> None:
 
 def test_a_nearly_spent_budget_grants_what_is_needed_and_no_more() -> None:
     budget = MemoryBudget(BLOCK + 10)
-    first, second = Share(1), Share(1)
+    first, second = BudgetShare(1), BudgetShare(1)
     assert budget.grow(first, 0, BLOCK)
     assert not budget.grow(second, 0, 11)
     assert budget.grow(second, 0, 10)
@@ -54,7 +54,7 @@ def test_a_nearly_spent_budget_grants_what_is_needed_and_no_more() -> None:
 
 def test_dropping_a_copy_lets_the_same_reservation_keep_more() -> None:
     budget = MemoryBudget(3 * BLOCK)
-    share = Share(3)
+    share = BudgetShare(3)
     assert budget.grow(share, 0, 1)
     assert share.limit == BLOCK and not budget.grow(share, BLOCK, 1)
     share.reweigh(1)
@@ -63,7 +63,7 @@ def test_dropping_a_copy_lets_the_same_reservation_keep_more() -> None:
 
 def test_a_spilled_share_holds_one_copy_and_a_fixed_part_until_read_back() -> None:
     budget = MemoryBudget(100 * BLOCK)
-    share = Share(3)
+    share = BudgetShare(3)
     assert budget.grow(share, 0, 10 * BLOCK)
     assert (share.held, share.limit) == (30 * BLOCK, 10 * BLOCK)
     share.reweigh(1, 4 * BLOCK)  # spilled: the reassembly once, 4 blocks still in memory
@@ -75,7 +75,7 @@ def test_a_spilled_share_holds_one_copy_and_a_fixed_part_until_read_back() -> No
     assert budget.grow(share, 27 * BLOCK, 0)
     assert (share.held, share.limit, budget.used) == (81 * BLOCK, 27 * BLOCK, 81 * BLOCK)
     small = MemoryBudget(40 * BLOCK)
-    other = Share(1)
+    other = BudgetShare(1)
     assert small.grow(other, 0, 30 * BLOCK)
     other.reweigh(3)
     assert not small.grow(other, 30 * BLOCK, 0)  # 90 blocks do not fit in 40
@@ -83,7 +83,7 @@ def test_a_spilled_share_holds_one_copy_and_a_fixed_part_until_read_back() -> No
 
 
 def test_a_budget_of_zero_keeps_nothing() -> None:
-    assert not MemoryBudget(0).grow(Share(1), 0, 1)
+    assert not MemoryBudget(0).grow(BudgetShare(1), 0, 1)
 
 
 # -- through the middleware, in process ----------------------------------------------------

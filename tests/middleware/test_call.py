@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from model_call_capture.demo.model_server import create_app
-from model_call_capture.middleware import _call
+from model_call_capture.middleware import _call, _response
 from model_call_capture.reassembly import StreamReassembler
 
 from .conftest import (
@@ -148,7 +148,7 @@ def test_the_first_chunk_of_a_stream_reaches_the_client_before_capture_sees_it(
         if message["type"] == "http.response.body" and message.get("body"):
             events.append("send")
 
-    monkeypatch.setattr(_call, "StreamReassembler", WatchedReassembler)
+    monkeypatch.setattr(_response, "StreamReassembler", WatchedReassembler)
     rollout = new_rollout()
     reply = post(
         capturing(tmp_path),
@@ -183,7 +183,7 @@ def test_after_the_first_token_chunks_go_out_at_once_and_are_reassembled_in_a_ba
         if message["type"] == "http.response.body" and message.get("body"):
             events.append("send")
 
-    monkeypatch.setattr(_call, "StreamReassembler", WatchedReassembler)
+    monkeypatch.setattr(_response, "StreamReassembler", WatchedReassembler)
     chunks = [_chat_chunk(""), _chat_chunk("Rain"), _chat_chunk("."), b"data: [DONE]\n\n"]
     rollout = new_rollout()
     reply = post(
@@ -278,7 +278,7 @@ def test_a_failure_inside_the_reassembler_mid_stream_loses_the_capture_not_the_c
                 raise RuntimeError("a bug")
             super().feed(data)
 
-    monkeypatch.setattr(_call, "StreamReassembler", FailingReassembler)
+    monkeypatch.setattr(_response, "StreamReassembler", FailingReassembler)
     chunks = [_chat_chunk(word) for word in ("It", " is", " 18", " degrees", ".")]
     chunks.append(b"data: [DONE]\n\n")
     rollout = new_rollout()

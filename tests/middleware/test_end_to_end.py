@@ -26,6 +26,7 @@ import pytest
 
 from model_call_capture.contracts import CaptureLine
 from model_call_capture.demo.model_server import create_app
+from model_call_capture.records import read_model_call_records
 from model_call_capture.store import CaptureStore
 from servers import RunningServer, serve
 
@@ -173,6 +174,67 @@ def test_openai_chat_sync_json_and_stream(server: RunningServer, shared_dir: Pat
         assert 0 <= line["latency_ttft_ms"] <= line["latency_ms"]
         assert len(line["model_call_id"]) == 32
     assert first["model_call_id"] != second["model_call_id"]
+
+
+def test_openai_completions_sync_json_and_stream_with_token_ids(
+    server: RunningServer, shared_dir: Path
+) -> None:
+    rollout = new_rollout()
+    client = openai.OpenAI(
+        base_url=f"{server.url}/ng-rollout/{rollout}/v1", api_key="k", max_retries=0
+    )
+    vllm = {"return_token_ids": True}
+    raw = client.completions.with_raw_response.create(
+        model="demo-gpt", prompt="Weather in Paris?", logprobs=1, extra_body=vllm
+    )
+    completion = raw.parse()
+    choice = completion.choices[0]
+    assert choice.text == ANSWER
+    stream = client.completions.create(
+        model="demo-gpt",
+        prompt=[1, 2, 3],
+        stream=True,
+        stream_options={"include_usage": True},
+        extra_body=vllm,
+    )
+    chunks = list(stream)
+    streamed_ids = [
+        i for c in chunks for ch in c.choices for i in (ch.model_extra or {})["token_ids"]
+    ]
+    assert "".join(ch.text for c in chunks for ch in c.choices) == ANSWER
+
+    first, second = wait_lines(shared_dir, rollout, 2)
+    assert first["request"] == {
+        "model": "demo-gpt",
+        "prompt": "Weather in Paris?",
+        "logprobs": 1,
+        "return_token_ids": True,
+    }
+    assert first["response"] == json.loads(raw.http_response.content)
+    assert (first["dialect"], first["status_code"], first["error_category"]) == (
+        "completions",
+        200,
+        None,
+    )
+    assert second["stream"] is True and second["error_category"] is None
+    assert second["response"]["choices"][0]["prompt_token_ids"] == [1, 2, 3]
+    assert second["response"]["choices"][0]["token_ids"] == streamed_ids
+    assert second["response"]["usage"] == chunks[-1].usage.model_dump(exclude_none=True)  # type: ignore[union-attr]
+
+    records = read_model_call_records(CaptureStore(shared_dir), rollout)
+    extra = choice.model_extra or {}
+    assert [
+        (r.dialect, r.prompt_token_ids, r.generation_token_ids, r.generation_log_probs)
+        for r in records
+    ] == [
+        (
+            "completions",
+            extra["prompt_token_ids"],
+            extra["token_ids"],
+            choice.logprobs.token_logprobs,  # type: ignore[union-attr]
+        ),
+        ("completions", [1, 2, 3], streamed_ids, None),
+    ]
 
 
 def test_openai_responses_async_json_and_stream(server: RunningServer, shared_dir: Path) -> None:

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from starlette.testclient import TestClient
 
+from conftest import CompletionsRollout
 from model_call_capture.viewer import CSP, create_app
 
 from .conftest import HOSTILE_MODEL, SCRIPT, chat_line, write_hostile_dir
@@ -183,3 +184,21 @@ def test_deeply_nested_json_is_served(tmp_path: Path) -> None:
         assert (part["arguments"], part["cut"]) == (indented[:20_000], len(indented) - 20_000)
         raw = client.get("/api/rollouts/r/calls/0")
         assert raw.status_code == 200 and '"deep":' in raw.json()["request"]["text"]
+
+
+def test_a_completions_rollout_reads_as_prompts_and_answers(
+    completions_rollout: CompletionsRollout,
+) -> None:
+    with TestClient(
+        create_app(completions_rollout.directory), base_url="http://127.0.0.1"
+    ) as client:
+        (row,) = client.get("/api/rollouts").json()["rollouts"]
+        assert (row["rollout_id"], row["dialects"], row["calls"]) == ("c-0", ["completions"], 4)
+        items = client.get("/api/rollouts/c-0").json()["conversation"]["items"]
+    assert [i["dialect"] for i in items] == ["completions"] * 4
+    first = items[0]
+    assert [t["role"] for t in first["input"]] == ["prompt"]
+    assert first["input"][0]["parts"][0]["name"] == "token_ids"
+    assert json.loads(first["input"][0]["parts"][0]["text"]) == completions_rollout.seen[0][0]
+    assert [t["role"] for t in first["output"]] == ["assistant"]
+    assert first["output"][0]["parts"][0]["text"].startswith("It is 18 \u00b0C")

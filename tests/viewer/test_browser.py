@@ -134,7 +134,21 @@ def test_the_demo_table_and_conversation(demo_calls: Path, watch: Watch) -> None
         page.click("#call-1 .tab:text('raw')")
         page.wait_for_selector("#call-1 .raw-part pre")
         assert '"stream": true' in (page.text_content("#call-1 .raw") or "")
-    watch.ran_nothing()
+        watch.ran_nothing()  # while the server runs: a poll after it stops is refused
+
+
+def test_a_failed_call_shows_the_error_its_api_stated(demo_calls: Path, watch: Watch) -> None:
+    page = watch.page
+    with mcc_view(demo_calls) as url:
+        page.goto(url)
+        page.click("text=3-0")
+        page.wait_for_selector("#call-0 .call-error")
+        error = page.text_content("#call-0 .call-error") or ""
+        assert "scripted error" in error
+        assert "rate_limit_error" in error and "rate_limit_exceeded" in error
+        assert "no response" not in (page.text_content("#call-0") or "")
+        assert page.query_selector("#call-1 .call-error") is None
+        watch.ran_nothing()  # while the server runs: a poll after it stops is refused
 
 
 def test_filters_and_sort(tmp_path: Path, watch: Watch) -> None:
@@ -162,7 +176,7 @@ def test_filters_and_sort(tmp_path: Path, watch: Watch) -> None:
         page.click("th[data-sort='tokens_in']")
         _wait_rows(page, ["other", "evil", "plain"])
         assert "sort=tokens_in" in page.url and "order=desc" in page.url
-    watch.ran_nothing()
+        watch.ran_nothing()  # while the server runs: a poll after it stops is refused
 
 
 def _text(page: Page, selector: str) -> str:
@@ -200,7 +214,7 @@ def test_hostile_captures_render_as_text_and_run_nothing(tmp_path: Path, watch: 
             " js: Array.from(document.links).filter(a => a.protocol === 'javascript:').length})"
         )
         assert counts == {"scripts": 2, "imgs": 0, "svgs": 0, "js": 0}
-    watch.ran_nothing()
+        watch.ran_nothing()  # while the server runs: a poll after it stops is refused
 
 
 def test_a_call_appended_while_the_page_is_open_appears(tmp_path: Path, watch: Watch) -> None:
@@ -221,7 +235,7 @@ def test_a_call_appended_while_the_page_is_open_appears(tmp_path: Path, watch: W
         assert _rows(page) == ["run"]
         store.append("later", chat_line())
         _wait_rows(page, ["later", "run"])
-    watch.ran_nothing()
+        watch.ran_nothing()  # while the server runs: a poll after it stops is refused
 
 
 def test_concurrent_calls_are_side_by_side_on_the_timeline(tmp_path: Path, watch: Watch) -> None:
@@ -244,4 +258,4 @@ def test_concurrent_calls_are_side_by_side_on_the_timeline(tmp_path: Path, watch
         assert l2 > r1  # call 2 starts after both ended
         marks = page.query_selector_all("#timeline .ttft")
         assert len(marks) == 3  # the first token of each call is marked inside its bar
-    watch.ran_nothing()
+        watch.ran_nothing()  # while the server runs: a poll after it stops is refused

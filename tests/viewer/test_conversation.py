@@ -7,6 +7,7 @@ from pathlib import Path
 
 import msgspec
 
+from model_call_capture.dialects.base import StatedError
 from model_call_capture.store import CaptureStore
 from model_call_capture.viewer import CallView, Entries, Limits, build_conversation
 from model_call_capture.viewer._entries import DamagedLine
@@ -172,3 +173,80 @@ def test_a_call_of_many_parts_is_cut_with_a_note(tmp_path: Path) -> None:
         "r", Entries(store.rollout("r"), max_line_bytes=store.max_line_bytes), limits=limits
     ).notes
     assert notes == ["402 parts of turns not shown (a page shows 100)"]
+
+
+def _error_line(
+    response: object, raw: str | None, *, dialect: str, status: int, stream: bool
+) -> bytes:
+    line: dict[str, object] = {
+        "dialect": dialect,
+        "status_code": status,
+        "error_category": "upstream_error" if status >= 500 or stream else "rate_limit",
+        "request": {"model": "m", "messages": [{"role": "user", "content": "hi"}]},
+        "response": response,
+        "stream": stream,
+    }
+    if raw is not None:
+        line["response_raw"] = raw
+    return json.dumps(line).encode()
+
+
+CHAT_STREAM_ERROR = (
+    'data: {"id":"c1","object":"chat.completion.chunk","model":"m","choices":[{"index":0,'
+    '"delta":{"role":"assistant","content":"Hel"},"finish_reason":null}]}\n\n'
+    'data: {"error":{"message":"The server is overloaded","type":"server_error","code":503}}\n\n'
+    "data: [DONE]\n\n"
+)
+MESSAGES_STREAM_ERROR = (
+    "event: message_start\n"
+    'data: {"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant",'
+    '"model":"claude","content":[],"usage":{"input_tokens":3,"output_tokens":0}}}\n\n'
+    "event: error\n"
+    'data: {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}\n\n'
+)
+RESPONSES_STREAM_ERROR = (
+    "event: error\n"
+    'data: {"type":"error","code":"server_error","message":"The server had an error","param":null}\n\n'
+)
+
+
+def test_a_call_shows_the_error_its_api_stated(tmp_path: Path, demo_calls: Path) -> None:
+    demo_store = CaptureStore(demo_calls)
+    demo = build_conversation("3-0", Entries(demo_store.rollout("3-0")))
+    first = next(i for i in demo.items if isinstance(i, CallView))
+    assert (first.status_code, first.error) == (
+        429,
+        StatedError(message="scripted error", type="rate_limit_error", code="rate_limit_exceeded"),
+    )
+    store = CaptureStore(tmp_path)
+    lines = [
+        _error_line(None, CHAT_STREAM_ERROR, dialect="chat", status=200, stream=True),
+        _error_line(None, MESSAGES_STREAM_ERROR, dialect="messages", status=200, stream=True),
+        _error_line(None, RESPONSES_STREAM_ERROR, dialect="responses", status=200, stream=True),
+        _error_line(
+            {"object": "response", "status": "failed", "output": [],
+             "error": {"code": "rate_limit_exceeded", "message": "Too many tokens"}},
+            None, dialect="responses", status=200, stream=False,
+        ),
+        _error_line(
+            {"type": "error", "error": {"type": "invalid_request_error", "message": "max_tokens: required"}},
+            None, dialect="messages", status=400, stream=False,
+        ),
+        _error_line(None, "<html>\n<h1>502 Bad Gateway</h1>\n</html>", dialect="chat", status=502, stream=False),
+        _error_line({"error": "model not loaded"}, None, dialect="chat", status=503, stream=False),
+        chat_line(answer="fine"),
+    ]  # fmt: skip
+    for line in lines:
+        store.append("r", line)
+    conversation = build_conversation("r", Entries(store.rollout("r")))
+    errors = [i.error for i in conversation.items if isinstance(i, CallView)]
+    assert errors == [
+        StatedError(message="The server is overloaded", type="server_error", code="503"),
+        StatedError(message="Overloaded", type="overloaded_error"),
+        StatedError(message="The server had an error", code="server_error"),
+        StatedError(message="Too many tokens", code="rate_limit_exceeded"),
+        StatedError(message="max_tokens: required", type="invalid_request_error"),
+        StatedError(message="<html> <h1>502 Bad Gateway</h1> </html>"),
+        StatedError(message="model not loaded"),
+        None,
+    ]

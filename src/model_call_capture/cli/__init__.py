@@ -17,7 +17,7 @@ __all__ = ["cli", "main"]
 
 # Each command's module, imported only when the command runs (or `--help` lists them): a
 # command does not pay for the imports of the others (the proxy's, the viewer's), nor does
-# each worker process of `--jobs` (`_parallel`), which imports this package.
+# each worker process of `--jobs` (`model_call_capture._parallel`), which imports this package.
 _COMMANDS = {
     "demo": "demo",
     "export": "export",

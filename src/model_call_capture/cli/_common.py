@@ -29,6 +29,7 @@ __all__ = [
     "capture_root",
     "fmt_int",
     "fmt_ms",
+    "jobs_option",
     "listen",
     "literal",
     "max_line_bytes_option",
@@ -124,6 +125,17 @@ def read_rollouts(root: Path, rollout_ids: Sequence[str] | None = None) -> list[
         records, invalid = read_available_model_call_records(store, rollout_id)
         out.append(RolloutRecords(rollout_id, list(records), invalid))
     return out
+
+
+def jobs_option() -> Callable[[Callable[..., object]], Callable[..., object]]:
+    """The `--jobs N` option shared by the commands that read many files."""
+    return click.option(
+        "--jobs",
+        "-j",
+        type=click.IntRange(min=1),
+        default=None,
+        help="Worker processes reading files in parallel [default: all cores].",
+    )
 
 
 def max_line_bytes_option() -> Callable[[Callable[..., object]], Callable[..., object]]:

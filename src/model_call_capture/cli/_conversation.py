@@ -101,6 +101,26 @@ def _figures(call: CallView) -> Text:
     return text
 
 
+def _error(call: CallView) -> list[RenderableType]:
+    """The error the call got, as its API stated it: the message, then its kind and code
+    (the status is in the call's figures)."""
+    error = call.error
+    assert error is not None
+    head = Text("error: ", style="bold red")
+    head.append_text(literal(error.message or "(no message)", multiline=True))
+    facts = Text()
+    for name, value in (
+        ("type", error.type),
+        ("code", error.code),
+        ("param", error.param),
+    ):
+        if value is not None:
+            facts.append(f"{name} ", style="dim")
+            facts.append_text(literal(value))
+            facts.append("  ")
+    return [head, facts] if facts.plain else [head]
+
+
 def _call(call: CallView) -> list[RenderableType]:
     out: list[RenderableType] = [_turn(t) for t in call.input]
     if call.input_note:
@@ -110,9 +130,11 @@ def _call(call: CallView) -> list[RenderableType]:
         line = Text("gap: ", style="yellow")
         line.append_text(literal(gap.code + (f": {gap.detail}" if gap.detail else "")))
         body.append(line)
+    if call.error is not None:
+        body += _error(call)
     for turn in call.output:
         body += [r for part in turn.parts for r in _part(part)]
-    if not call.output:
+    if not call.output and call.error is None:
         body.append(Text("no response", style="dim"))
     failed = call.error_category is not None
     out.append(

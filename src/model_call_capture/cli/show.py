@@ -12,6 +12,7 @@ from rich.highlighter import JSONHighlighter
 from rich.text import Text
 
 from .. import _codec
+from .._parallel import map_files
 from ..contracts import ModelCallRecord
 from ..store import CaptureStore
 from ..viewer import CallView, Conversation
@@ -20,6 +21,7 @@ from ._common import (
     capture_root,
     fmt_int,
     fmt_ms,
+    jobs_option,
     literal,
     max_line_bytes_option,
     percentile,
@@ -30,7 +32,6 @@ from ._common import (
     stdout,
 )
 from ._conversation import conversation_renderables
-from ._parallel import jobs_option, map_files
 from ._stats import FileStats, GroupStats, StatsJob, read_file_stats
 from ._table import Col, print_table, wide_option
 

@@ -11,12 +11,12 @@ import click
 import msgspec
 
 from .. import _codec
+from .._parallel import map_files
 from ..errors import UnsupportedFormatError
 from ..reader import DEFAULT_MAX_LINE_BYTES, OversizedLine, RawLines, decode_capture_line
 from ..records import decode_line_lazily
 from ..store import capture_files_under, read_file_lines
-from ._common import max_line_bytes_option, safe_text, stderr, stdout
-from ._parallel import jobs_option, map_files
+from ._common import jobs_option, max_line_bytes_option, safe_text, stderr, stdout
 
 __all__ = ["FileCheck", "Problem", "capture_files", "check_file", "validate"]
 

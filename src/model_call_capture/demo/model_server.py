@@ -1,9 +1,10 @@
-"""A scripted model server: the three dialects, JSON and streaming, and every failure on demand.
+"""A scripted model server: the four dialects, JSON and streaming, and every failure on demand.
 
 `create_app()` returns a pure ASGI app that answers
 
 - `POST /v1/responses` (OpenAI Responses), `POST /v1/chat/completions` (OpenAI Chat
-  Completions) and `POST /v1/messages` (Anthropic Messages), as JSON or, with
+  Completions), `POST /v1/messages` (Anthropic Messages) and `POST /v1/completions`
+  (OpenAI legacy Completions, shaped like vLLM's), as JSON or, with
   `"stream": true`, as Server-Sent Events shaped like the real providers' streams;
 - `GET /v1/models`.
 
@@ -39,7 +40,12 @@ __all__ = ["SCENARIOS", "ScriptedFailure", "ScriptedModelServer", "create_app"]
 
 _SLOW_DELAY = 0.02
 _SPLIT = 7
-_PATHS = {"/v1/responses": "responses", "/v1/chat/completions": "chat", "/v1/messages": "messages"}
+_PATHS = {
+    "/v1/responses": "responses",
+    "/v1/chat/completions": "chat",
+    "/v1/messages": "messages",
+    "/v1/completions": "completions",
+}
 
 
 class ScriptedFailure(RuntimeError):

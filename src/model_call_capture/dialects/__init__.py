@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import cast
 
-from . import chat, messages, responses
+from . import chat, completions, messages, responses
 from .base import Derived, DialectModule, StreamResult, StreamState, Terminal
 
 __all__ = [
@@ -22,7 +22,7 @@ __all__ = [
 ]
 
 DIALECTS: dict[str, DialectModule] = {
-    m.NAME: cast(DialectModule, m) for m in (responses, chat, messages)
+    m.NAME: cast(DialectModule, m) for m in (responses, chat, messages, completions)
 }
 """Dialect packages (each a `DialectModule`) by name."""
 

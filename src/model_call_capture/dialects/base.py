@@ -1,6 +1,6 @@
 """What every dialect provides (the `DialectModule` protocol), and helpers they share.
 
-A dialect package (`dialects/responses/`, `dialects/chat/`, `dialects/messages/`) holds
+A dialect package (`dialects/responses/`, `dialects/chat/`, `dialects/completions/`, ...) holds
 everything one API dialect knows. The rest of the library talks to it only through the
 names defined here, so adding a dialect means adding one package and one line in
 `dialects/__init__.py`.
@@ -30,6 +30,7 @@ __all__ = [
     "Part",
     "Payload",
     "RequestView",
+    "StatedError",
     "StreamResult",
     "StreamState",
     "Terminal",
@@ -38,6 +39,7 @@ __all__ = [
     "decode_view",
     "escaped_ascii",
     "request_model",
+    "stated_error",
     "text_of",
     "token_count",
     "tool_arguments",
@@ -203,7 +205,7 @@ class DialectModule(Protocol):
     """The names every dialect package (`dialects/<name>/__init__.py`) exports."""
 
     NAME: str
-    """`responses`, `chat` or `messages`."""
+    """`responses`, `chat`, `messages` or `completions`."""
     PATH: str
     """The observed request path, e.g. `/v1/responses`."""
     EVENT_NAMES: tuple[str, ...]
@@ -281,6 +283,8 @@ class RequestView(msgspec.Struct, gc=False):
     """
 
     model: Any = None
+    echo: Any = None
+    """Completions: the log-probs of an echoed prompt come before the generated ones."""
 
 
 _request_view = msgspec.json.Decoder(RequestView)
@@ -366,3 +370,57 @@ def text_of(value: object) -> str:
         return _codec.encode(value).decode()
     except (TypeError, ValueError, OverflowError):
         return repr(value)
+
+
+class StatedError(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """An error as the API stated it: what its error object says, each member as sent."""
+
+    message: str | None = None
+    type: str | None = None
+    """The error's kind (`rate_limit_error`, `invalid_request_error`, `overloaded_error`)."""
+    code: str | None = None
+    """OpenAI's `code` (`rate_limit_exceeded`, `context_length_exceeded`), as text."""
+    param: str | None = None
+
+
+_ERROR_TEXT = 2_000  # characters of one member kept: an error body is not a payload
+
+
+def _member(value: object) -> str | None:
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, (str, int)):
+        text = str(value)
+        return text if len(text) <= _ERROR_TEXT else text[: _ERROR_TEXT - 1] + "…"
+    return None
+
+
+def stated_error(value: object, *, event: bool = False) -> StatedError | None:
+    """The error a response body (or, with `event`, a stream's error payload) states.
+
+    Every dialect states an error as an object with `message` and a kind: OpenAI's
+    `{"error": {"message", "type", "code", "param"}}` (a JSON reply of any OpenAI path, a
+    chat stream's error chunk, a failed Responses object's `error`), Anthropic's
+    `{"type": "error", "error": {"type", "message"}}` (a reply, or a stream's `error`
+    event), and the Responses `error` event, whose members are at the top
+    (`{"type": "error", "code", "message"}`). A body whose `error` is a string states
+    only a message. None when `value` states no error.
+    """
+    if not isinstance(value, dict):
+        return None
+    inner = value.get("error")
+    if isinstance(inner, str):
+        return StatedError(message=_member(inner))
+    if not isinstance(inner, dict):
+        if not event:
+            return None
+        inner = value  # the error itself: a Responses error event, a chat error payload
+    kind = inner.get("type")
+    message = inner.get("message", inner.get("_raw"))  # `_raw`: an error event not JSON
+    found = StatedError(
+        message=_member(message) if message is not None else None,
+        type=_member(kind) if kind != "error" else None,  # "error" names the event
+        code=_member(inner.get("code")),
+        param=_member(inner.get("param")),
+    )
+    return found if found != StatedError() else None

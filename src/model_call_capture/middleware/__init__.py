@@ -31,14 +31,16 @@ The modules, one concern each:
 - `_context`: `CaptureContext`, what the app sees of a captured call, and
   `start_model_execution` / `ModelExecutionOutcome`, what the app may tell the line;
 - `_redirect`: a redirect's `Location` kept under the rollout prefix (pure);
-- `_call`: one call, the tee of its response and the hold of its end (the durability
-  promise, failures and memory bounds are described there);
+- `_call`: one call's ASGI routing, the tee of its messages and the hold of its end (the
+  durability promise and failures are described there), and its `CallFacts`;
+- `_response`: the response's capture buffer, decoded, bounded, reassembled (no ASGI);
 - `_ends`: whether a stream chunk may complete its terminal event (the marker search);
 - `_request`: the request side of a call, its body decoded and bounded;
 - `_budget`: the memory budget all captures in flight share;
 - `_decoding`: content decoding of captured bodies, one decoder per encoding;
 - `_outcome`: the `error_category` of a status, an exception, a reassembled stream (pure);
-- `_line`: the `CaptureLine` of a call from what the capture saw, raw texts bounded (pure);
+- `_line`: `CallFacts`, what a line is built from, and the `CaptureLine` it makes, raw
+  texts bounded (pure);
 - `_writer`: the handoff of finished calls to the write threads, and log-once.
 """
 

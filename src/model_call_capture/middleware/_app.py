@@ -17,7 +17,7 @@ from ._budget import MemoryBudget
 from ._call import CapturedCall
 from ._context import CAPTURE_EXTENSION
 from ._redirect import RedirectPrefix
-from ._writer import CaptureWriter, OnceSet, Store
+from ._writer import CaptureWriter, LogOnce, Store
 
 __all__ = ["CaptureMiddleware", "install_model_call_capture"]
 
@@ -66,7 +66,7 @@ class CaptureMiddleware:
         self.writer = CaptureWriter(self.store, redact, self.live.submit if self.live else None)
         self.budget = MemoryBudget(config.capture_memory_budget_bytes)
         """The capture memory budget all calls through this middleware share."""
-        self._invalid_ids = OnceSet()
+        self._invalid_ids = LogOnce()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -95,7 +95,14 @@ class CaptureMiddleware:
             await self.app(scope, receive, send)
             return
         call = CapturedCall(
-            self, rollout_id, cast(Dialect, dialect), scope.get("headers"), redirect
+            rollout_id,
+            cast(Dialect, dialect),
+            scope.get("headers"),
+            config=self.config,
+            model_ref=self.model_ref,
+            budget=self.budget,
+            writer=self.writer,
+            redirect=redirect,
         )
         scope["extensions"] = {**(scope.get("extensions") or {}), CAPTURE_EXTENSION: call.context}
         call.start()

@@ -3,7 +3,7 @@
 `capture_max_bytes` bounds one call; nothing bounded the sum, so many large streams at once
 could take the model server down. Every call of a middleware draws on one `MemoryBudget`
 (`capture_memory_budget_bytes`; one middleware per process, a model server or `mcc serve`,
-makes it the process's bound). Each side of a call (request, response) holds a `Share`:
+makes it the process's bound). Each side of a call (request, response) holds a `BudgetShare`:
 the decoded bytes it keeps are counted once per copy the capture makes of them (`weight`:
 the body, the text written from it, the reassembly of a stream), and the share reserves
 that from the budget a block at a time. The per-chunk path only compares the bytes kept
@@ -34,8 +34,8 @@ __all__ = [
     "BODY_WEIGHT",
     "STREAM_RAW_WEIGHT",
     "STREAM_WEIGHT",
+    "BudgetShare",
     "MemoryBudget",
-    "Share",
     "budget_gap",
 ]
 
@@ -50,7 +50,7 @@ STREAM_RAW_WEIGHT = 3
 """Copies of a stream whose raw text is kept: the reassembly, the text, the text written."""
 
 
-class Share:
+class BudgetShare:
     """One side of one call's part of the budget; `limit` is what it may keep, in bytes."""
 
     __slots__ = ("fixed", "held", "limit", "open", "weight")
@@ -96,7 +96,7 @@ class MemoryBudget:
         """The most `used` has been."""
         self._lock = threading.Lock()
 
-    def grow(self, share: Share, kept: int, more: int) -> bool:
+    def grow(self, share: BudgetShare, kept: int, more: int) -> bool:
         """Let `share` keep `more` bytes beyond the `kept` it holds; False when the budget is spent.
 
         Reserves at least a block more than it needs when the budget has it, so the next
@@ -118,7 +118,7 @@ class MemoryBudget:
         share.limit = (share.held - share.fixed) // share.weight
         return True
 
-    def release(self, share: Share) -> None:
+    def release(self, share: BudgetShare) -> None:
         """Give back everything `share` holds; it can take nothing more."""
         with self._lock:
             self.used -= share.held

@@ -1,8 +1,8 @@
-"""Whether a stream chunk may complete its dialect's terminal event (`EndScan`).
+"""Whether a stream chunk may complete its dialect's terminal event (`EndMarkerSearch`).
 
 The middleware holds the chunk that completes a stream's terminal event until the call's
 line is durable, and sends every other chunk at once, most of them before they are
-reassembled (`_call`). What lets it send a chunk unread is a marker search: a chunk in
+reassembled (`_call`, `_response`). What lets it send a chunk unread is a marker search: a chunk in
 which none of the dialect's terminal markers (`may_end` of `dialects/<name>/`) occurs
 cannot complete the terminal event, unless a marker straddles the boundary with the
 chunk before (the end of a chunk that ended inside a line is kept, `tail`) or an event
@@ -14,10 +14,10 @@ from __future__ import annotations
 from ..contracts import Dialect
 from ..dialects import get_dialect
 
-__all__ = ["EndScan"]
+__all__ = ["EndMarkerSearch"]
 
 
-class EndScan:
+class EndMarkerSearch:
     """The marker search over one stream, chunk after chunk (SSE text, not encoded bytes)."""
 
     __slots__ = ("_may_end", "_overlap", "doubt", "tail")

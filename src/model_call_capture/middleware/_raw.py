@@ -5,7 +5,7 @@ until the stream ends, because only then is it known whether the stream failed; 
 `always` it is kept to the end in any case. `RawText` is that text: a `bytearray` holding
 the part in memory, which the call appends each chunk to with `+=` (the same C call as
 for a plain `bytearray`, so the chunk path pays nothing for the spill), and the part
-before it in an anonymous file. The call (`_call._beyond`, which runs once per block of
+before it in an anonymous file. The capture (`_response.ResponseCapture._beyond`, which runs once per block of
 bytes, not per chunk) moves the part in memory to the file before it would pass
 `MEMORY_BYTES`: one `write` per megabyte of stream, on the event loop thread (a write
 into the page cache; docs/performance.md, target 5, has what it costs), and a stream
@@ -44,7 +44,7 @@ import logging
 import tempfile
 
 from ..contracts import ObservationGap
-from ._budget import STREAM_RAW_WEIGHT, MemoryBudget, Share, budget_gap
+from ._budget import STREAM_RAW_WEIGHT, BudgetShare, MemoryBudget, budget_gap
 
 __all__ = ["MEMORY_BYTES", "RawText", "read_back", "spill_gap"]
 
@@ -112,7 +112,7 @@ class RawText(bytearray):
 
 
 def read_back(
-    raw: RawText, budget: MemoryBudget, share: Share, gaps: list[ObservationGap]
+    raw: RawText, budget: MemoryBudget, share: BudgetShare, gaps: list[ObservationGap]
 ) -> bytes | bytearray | None:
     """`raw`'s whole text for the line, its file closed after; None (and a gap) if it cannot be.
 

@@ -22,7 +22,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ..contracts import ObservationGap
-from ._budget import BODY_WEIGHT, MemoryBudget, Share, budget_gap
+from ._budget import BODY_WEIGHT, BudgetShare, MemoryBudget, budget_gap
 from ._decoding import (
     ContentDecoder,
     DecodeError,
@@ -31,6 +31,7 @@ from ._decoding import (
     decode_chain,
     decoders_for,
 )
+from ._line import CallFacts
 
 __all__ = ["MAX_SESSION_ID_BYTES", "RequestTee", "client_session_id"]
 
@@ -84,7 +85,6 @@ class RequestTee:
     __slots__ = (
         "body",
         "budget",
-        "cap",
         "complete",
         "cut",
         "decoders",
@@ -92,19 +92,21 @@ class RequestTee:
         "expected",
         "gaps",
         "limit",
+        "max_bytes",
         "share",
     )
 
     def __init__(
-        self, headers: Iterable[tuple[bytes, bytes]] | None, cap: int, budget: MemoryBudget
+        self, headers: Iterable[tuple[bytes, bytes]] | None, max_bytes: int, budget: MemoryBudget
     ) -> None:
         self.body = bytearray()
         """The decoded body kept so far."""
         self.cut = False
         """True once the body was longer than the cap or the budget allowed."""
-        self.cap = cap
+        self.max_bytes = max_bytes
+        """`capture_max_bytes`."""
         self.budget = budget
-        self.share = Share(BODY_WEIGHT)
+        self.share = BudgetShare(BODY_WEIGHT)
         self.limit = 0
         """Bytes the body may reach without asking the budget (at most the cap)."""
         self.gaps: list[ObservationGap] = []
@@ -131,7 +133,7 @@ class RequestTee:
             return
         data = chunk
         if self.decoders:
-            bound = self.cap - len(self.body) + 1
+            bound = self.max_bytes - len(self.body) + 1
             try:
                 data = decode_chain(self.decoders, data, bound)
             except DecodeError as exc:
@@ -144,11 +146,11 @@ class RequestTee:
     def _beyond(self, data: bytes) -> bytes:
         """The part of `data` that fits the cap and the budget; marks the body cut otherwise."""
         kept = len(self.body)
-        if kept + len(data) > self.cap:
-            data = data[: self.cap - kept]
+        if kept + len(data) > self.max_bytes:
+            data = data[: self.max_bytes - kept]
             self.cut = True
         if self.budget.grow(self.share, kept, len(data)):
-            self.limit = min(self.cap, self.share.limit)
+            self.limit = min(self.max_bytes, self.share.limit)
             return data
         self.cut = True
         self.gaps.append(budget_gap(f"request: cut after {kept} bytes"))
@@ -169,6 +171,11 @@ class RequestTee:
             return []
         detail = "the app answered before it read the whole request body"
         return [ObservationGap(code="request_unread", detail=detail)]
+
+    def fill(self, facts: CallFacts) -> None:
+        """Put what was captured of the request into the line's `facts` (after the end)."""
+        facts.request_body = self.body
+        facts.request_cut = self.cut
 
     def release(self) -> None:
         """Give the body's memory back to the budget (its line is written)."""

@@ -15,19 +15,13 @@ import logging
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Protocol, cast
+from typing import Protocol, cast
 
 from ..contracts import CaptureLine
-from ..dialects import StreamResult
 from ..redaction import Redaction
-from ._context import execution_facts
 from ._line import CallFacts, build_line
-from ._raw import read_back
 
-if TYPE_CHECKING:
-    from ._call import CapturedCall
-
-__all__ = ["CaptureWriter", "OnceSet", "Store"]
+__all__ = ["CaptureWriter", "FinishedCall", "LogOnce", "Store"]
 
 _WRITE_THREADS = 32
 _LOG_ONCE_LIMIT = 4096
@@ -47,8 +41,27 @@ class Store(Protocol):
         """Record that a line of the rollout could not be written."""
 
 
-class OnceSet:
-    """Remembers keys already logged, so a failing rollout logs once, not per call."""
+class FinishedCall(Protocol):
+    """What the writer needs of a call that ended (`_call.CapturedCall`)."""
+
+    rollout_id: str
+
+    @property
+    def kept_bytes(self) -> int:
+        """Decoded response bytes the capture kept."""
+
+    def line_facts(self) -> CallFacts:
+        """The facts the call's line is built from (called once, in the worker thread)."""
+
+    def drop_buffers(self) -> None:
+        """Let the captured bytes go (the line is built)."""
+
+    def release(self) -> None:
+        """Give the call's part of the memory budget back (the line is written, or failed)."""
+
+
+class LogOnce:
+    """The keys already logged (rollout ids), so a failing rollout logs once, not per call."""
 
     def __init__(self) -> None:
         self._seen: set[str] = set()
@@ -82,9 +95,9 @@ class CaptureWriter:
         self._executor = ThreadPoolExecutor(
             max_workers=_WRITE_THREADS, thread_name_prefix="mcc-capture"
         )
-        self._failed_rollouts = OnceSet()
+        self._failed_rollouts = LogOnce()
 
-    async def write(self, call: CapturedCall) -> None:
+    async def write(self, call: FinishedCall) -> None:
         """Build and append the call's line in a worker thread; never raises.
 
         The thread resolves a plain loop future when it is done (cheaper than
@@ -102,18 +115,18 @@ class CaptureWriter:
 
     def _write_blocking(
         self,
-        call: CapturedCall,
+        call: FinishedCall,
         loop: asyncio.AbstractEventLoop | None,
         done: asyncio.Future[None] | None,
     ) -> None:
         assert self.store is not None
         durable: CaptureLine | None = None
         try:
-            line = build_line(_facts(call))
+            line = build_line(call.line_facts())
             call.drop_buffers()
             if self.redact is not None:
                 line = self.redact(line)
-            if call.captured >= _BIG_BODY:
+            if call.kept_bytes >= _BIG_BODY:
                 _release_free_memory()
             self.store.append(call.rollout_id, line)
             durable = line
@@ -153,47 +166,6 @@ class CaptureWriter:
         """A bug or surprise inside the capture of one call: log once, keep serving."""
         if self._failed_rollouts.first(rollout_id):
             logger.error("model-call capture error for rollout %r: %r", rollout_id, exc)
-
-
-def _facts(call: CapturedCall) -> CallFacts:
-    """What the capture saw of `call`, for its line; runs in a worker thread after the end."""
-    capture_failed = call.capture_failed
-    result: StreamResult | None = None
-    if call.sse and not capture_failed and call.reassembler is not None:
-        try:
-            result = call.reassembler.finish()
-        except Exception as exc:
-            call.mw.writer.broken(call.rollout_id, exc)
-            capture_failed = True
-    return CallFacts(
-        model_call_id=call.context.model_call_id,
-        dialect=call.dialect,
-        model_ref=call.mw.model_ref,
-        started_at=call.started_at,
-        completed_at=call.completed_at,
-        latency_ms=call.latency_ms,
-        ttft_ms=call.ttft_ms,
-        request_body=call.request.body,
-        request_cut=call.request.cut,
-        started=call.started,
-        status=call.status,
-        stream=call.sse,
-        stream_result=result,
-        body=call.body,
-        raw=None
-        if call.raw is None
-        else functools.partial(read_back, call.raw, call.mw.budget, call.share),
-        keep_raw=call.keep_raw,
-        response_cut=call.response_cut,
-        capture_failed=capture_failed,
-        disconnected=call.disconnected,
-        exception=call.exception,
-        error_category=call.context.error_category,
-        client_session_id=call.session_id,
-        execution=execution_facts(call.context.execution),
-        max_bytes=call.cap,
-        gaps=[*call.request.gaps, *call.request.unread(), *call.gaps],
-    )
 
 
 def _resolve(done: asyncio.Future[None] | None) -> None:

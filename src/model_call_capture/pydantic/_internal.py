@@ -132,12 +132,12 @@ class ToolCall(JsonModel):
 Dialect = TypeAliasType(
     "Dialect",
     Annotated[
-        Literal["responses", "chat", "messages"],
+        Literal["responses", "chat", "messages", "completions"],
         Field(examples=["chat"], title="Dialect"),
     ],
 )
 """
-The API dialect of a call: OpenAI Responses (`/v1/responses`), OpenAI Chat Completions (`/v1/chat/completions`), Anthropic Messages (`/v1/messages`).
+The API dialect of a call: OpenAI Responses (`/v1/responses`), OpenAI Chat Completions (`/v1/chat/completions`), Anthropic Messages (`/v1/messages`), (1.2) OpenAI legacy Completions (`/v1/completions`).
 """
 
 

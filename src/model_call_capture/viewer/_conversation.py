@@ -23,7 +23,8 @@ import msgspec
 from .. import _codec
 from ..contracts import ModelCallRecord, ObservationGap
 from ..dialects import DIALECTS
-from ..dialects.base import Part, Turn
+from ..dialects.base import Part, StatedError, Turn, stated_error
+from ..reassembly import StreamReassembler
 from ._entries import Call, DamagedLine
 
 __all__ = [
@@ -108,6 +109,9 @@ class CallView(msgspec.Struct, kw_only=True, tag="call", tag_field="kind"):
     input_note: str | None
     """How the request relates to the history before it, when it does not simply continue it."""
     output: list[TurnView]
+    error: StatedError | None = None
+    """The error the call got, as its API stated it (the reply's or the stream's error
+    object; a body that is not JSON is its message). The HTTP status is `status_code`."""
 
 
 class Conversation(msgspec.Struct, kw_only=True):
@@ -150,6 +154,25 @@ def _key(turn: Turn) -> int:
             ),
         )
     )
+
+
+def _call_error(record: ModelCallRecord, stream: bool | None) -> StatedError | None:
+    """What the API said went wrong: from the reply, else (a call that failed) from the
+    stream's error event or a reply that is not JSON, both kept in `response_raw`."""
+    found = stated_error(record.response)
+    if found is not None or record.error_category is None:
+        return found
+    raw = record.response_raw
+    if not isinstance(raw, str) or not raw.strip():
+        return None
+    if not stream:
+        return StatedError(message=" ".join(raw[:2000].split()))
+    if record.dialect not in DIALECTS:
+        return None
+    reassembler = StreamReassembler(record.dialect)
+    reassembler.feed(raw.encode())
+    result = reassembler.finish()
+    return stated_error(result.error, event=True) or stated_error(result.response)
 
 
 def _turns(record: ModelCallRecord) -> tuple[list[Turn], list[Turn]]:
@@ -266,6 +289,7 @@ class _Builder:
             input=self.turns(new),
             input_note=note,
             output=self.turns(response),
+            error=_call_error(record, call.stream),
         )
 
 

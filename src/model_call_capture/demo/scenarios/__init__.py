@@ -3,7 +3,7 @@
 - `_script`: `SCENARIOS`, the scenario tokens, and `read_script`, which reads them from a
   request's `model` or `x-mcc-scenario` header;
 - `_reply`: the texts every dialect shares, the `Reply` base class, and error bodies;
-- `_responses`, `_chat`, `_messages`: one `Reply` per dialect, its JSON body and its
+- `_responses`, `_chat`, `_messages`, `_completions`: one `Reply` per dialect, its JSON body and its
   stream events.
 
 How the replies go over HTTP (status, compression, chunking, failures) is the model
@@ -13,6 +13,7 @@ server's business (`demo.model_server`).
 from __future__ import annotations
 
 from ._chat import ChatReply
+from ._completions import CompletionsReply
 from ._messages import MessagesReply
 from ._reply import CREATED, Event, Reply, error_body
 from ._responses import ResponsesReply
@@ -23,6 +24,7 @@ __all__ = [
     "REPLIES",
     "SCENARIOS",
     "ChatReply",
+    "CompletionsReply",
     "Event",
     "MessagesReply",
     "Reply",
@@ -36,5 +38,6 @@ REPLIES: dict[str, type[Reply]] = {
     "responses": ResponsesReply,
     "chat": ChatReply,
     "messages": MessagesReply,
+    "completions": CompletionsReply,
 }
 """The reply class of each dialect, by dialect name."""

@@ -88,6 +88,16 @@
     ]);
   }
 
+  // The error the call got, as its API stated it (message, then type, code, param).
+  function callError(c) {
+    const e = c.error;
+    const facts = [["type", e.type], ["code", e.code], ["param", e.param]].filter(([, v]) => v != null);
+    return el("div", { cls: "call-error" }, [
+      el("div", { cls: "message" }, [el("span", { cls: "tag", text: "error" }, []), el("span", { text: e.message || "(no message)" }, [])]),
+      facts.length ? el("div", { cls: "facts" }, facts.map(([k, v]) => figure(k, v))) : null,
+    ]);
+  }
+
   function rawSection(title, payload) {
     if (!payload) return null;
     return el("details", { cls: "raw-part", }, [
@@ -115,7 +125,9 @@
   }
 
   function call(c) {
-    const outputBox = el("div", { cls: "output" }, c.output.length ? c.output.map(turn) : [el("div", { cls: "muted", text: "no response" }, [])]);
+    const stated = c.error ? [callError(c)] : [];
+    const shown = c.output.length ? c.output.map(turn) : (c.error ? [] : [el("div", { cls: "muted", text: "no response" }, [])]);
+    const outputBox = el("div", { cls: "output" }, [...stated, ...shown]);
     const rawBox = el("div", { cls: "raw hidden" }, []);
     const tabs = el("div", { cls: "tabs" }, []);
     const convTab = el("button", { cls: "tab active", text: "conversation" }, []);

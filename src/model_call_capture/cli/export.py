@@ -1,86 +1,31 @@
-"""`mcc export` (one row per call: Parquet, a Parquet dataset, or JSONL; with `--tokens`
-one row per token trajectory) and `mcc schema`.
+"""`mcc export` (the options of `model_call_capture.export.export`, and what it wrote) and
+`mcc schema`.
 
-The export streams rollout by rollout (`_single`, `_dataset`, `_tokens`), reads rollouts on
-a process pool (`.._parallel.map_files`) and publishes atomically (`_atomic`).
+The command parses options, calls the export engine and prints; the engine
+(`model_call_capture.export`) does the work and raises `ExportError`s.
 """
 
 from __future__ import annotations
 
-import contextlib
-import importlib.util
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import click
 
-from ... import _codec
-from ...arrow import PAYLOAD_COLUMNS
-from ...store import CaptureStore, Rollout
-from .._common import capture_root, stderr, stdout
-from .._parallel import default_jobs, jobs_option
-from . import _atomic
-from ._cli_interchange import export_interchange, interchange_options
-from ._dataset import check_partition_by, update_dataset, write_dataset_dir
-from ._single import ROW_GROUP_BYTES, Counts, pandas_refused, write_jsonl, write_parquet
-from ._tokens import write_token_jsonl, write_token_parquet
+from .. import _codec
+from ..arrow import PAYLOAD_COLUMNS
+from ..errors import ExportError
+from ..export import DEFAULT_ROW_GROUP_SIZE, SINKS, ExportResult
+from ..export import export as export_rollouts
+from ..export._parquet import ROW_GROUP_BYTES, pandas_refused
+from ..store import CaptureStore
+from ._common import capture_root, jobs_option, safe_text, stderr, stdout
+from ._interchange import export_interchange, interchange_options
 
 __all__ = ["PAYLOAD_FIELDS", "export", "schema"]
 
 PAYLOAD_FIELDS = PAYLOAD_COLUMNS
 """Record fields that carry the captured payloads; exported only with `--payloads`."""
-
-DEFAULT_ROW_GROUP_SIZE = 65536
-
-
-def _need_pyarrow() -> None:
-    # Found, not imported: a process with pyarrow's threads starts its workers from a fork
-    # server instead of forking them (`_single.rollout_tables`).
-    if importlib.util.find_spec("pyarrow") is None:
-        raise click.ClickException(
-            "Parquet export needs pyarrow: pip install 'model-call-capture[arrow]' (or use --format jsonl)"
-        )
-
-
-def _write_file(
-    paths: list[Rollout],
-    target: Path,
-    fmt: str,
-    payloads: bool,
-    row_group_size: int,
-    jobs: int,
-    tokens: bool = False,
-) -> Counts:
-    tmp = _atomic.temp_path(target)
-    # Payloads are what the capture files hold: as private as they are (0600).
-    _atomic.create_file(tmp, 0o600 if payloads else 0o666)
-    try:
-        if tokens and fmt == "parquet":
-            counts = write_token_parquet(paths, tmp, row_group_size=row_group_size, jobs=jobs)
-        elif tokens:
-            counts = write_token_jsonl(paths, tmp, jobs=jobs)
-        elif fmt == "parquet":
-            counts = write_parquet(
-                paths, tmp, payloads=payloads, row_group_size=row_group_size, jobs=jobs
-            )
-        else:
-            counts = write_jsonl(paths, tmp, payloads=payloads, jobs=jobs)
-        _atomic.publish_file(tmp, target)
-    finally:
-        _atomic.remove(tmp)
-    return counts
-
-
-@contextlib.contextmanager
-def _naming_out(target: Path) -> Iterator[None]:
-    """An error writing the export's temporary names (which the user never gave) names --out."""
-    try:
-        yield
-    except OSError as exc:
-        if _atomic.TMP_TAG not in str(exc.filename or ""):
-            raise
-        raise click.ClickException(f"cannot write {target}: {exc.strerror or exc}") from None
 
 
 @click.command()
@@ -95,7 +40,7 @@ def _naming_out(target: Path) -> Iterator[None]:
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["parquet", "jsonl", "otlp", "atif"]),
+    type=click.Choice([*SINKS, "otlp", "atif"]),
     default=None,
     help="Output format; by default jsonl for a .jsonl/.json file name, else parquet.",
 )
@@ -172,57 +117,48 @@ def export(
         )
     if out is None:
         raise click.ClickException("--out is required")
-    target = Path(out)
     columns = [c.strip() for c in partition_by.split(",")] if partition_by else []
-    dataset = bool(columns) or incremental
-    fmt = fmt or ("jsonl" if target.suffix in (".jsonl", ".json") and not dataset else "parquet")
-    if dataset and fmt != "parquet":
-        raise click.ClickException("--partition-by and --incremental write Parquet datasets")
-    if tokens and (dataset or payloads):
-        raise click.ClickException("--tokens writes one file, without --payloads")
-    if fmt == "parquet":
-        _need_pyarrow()
-    if not target.parent.is_dir():
-        raise click.ClickException(f"{target.parent}: no such directory")
-    if dataset and target.exists() and not target.is_dir():
-        raise click.ClickException(f"{target}: exists and is not a dataset directory")
-    if not dataset and target.is_dir():
-        raise click.ClickException(f"{target}: is a directory (use --partition-by for a dataset)")
-    if dataset:
-        check_partition_by(columns, payloads)
-    paths = CaptureStore(capture_root(directory)).rollouts()
-    jobs = jobs or default_jobs()
-    _atomic.clean_stale(target)
-    counts: Counts | None
-    with _naming_out(target), pandas_refused():
-        if dataset:
-            write = update_dataset if incremental else write_dataset_dir
-            counts = write(
-                paths,
-                target,
+    source = CaptureStore(capture_root(directory))
+    try:
+        # The command's own process: its tables go to a file, never to pandas.
+        with pandas_refused():
+            result = export_rollouts(
+                source,
+                out,
+                format=fmt,
                 payloads=payloads,
+                tokens=tokens,
                 partition_by=columns,
+                incremental=incremental,
                 row_group_size=row_group_size,
                 jobs=jobs,
             )
-        else:
-            counts = _write_file(paths, target, fmt, payloads, row_group_size, jobs, tokens)
-    _report(counts, target, fmt, tokens, directory)
+    except ExportError as exc:
+        raise click.ClickException(str(exc)) from None
+    _report(result, Path(out), directory)
 
 
-def _report(counts: Counts | None, target: Path, fmt: str, tokens: bool, directory: str) -> None:
-    if counts is None:
+def _report(result: ExportResult, target: Path, directory: str) -> None:
+    if result.up_to_date:
         stdout().print(f"{target} is up to date", soft_wrap=True)
         return
-    unit = "token trajectories" if tokens else "calls"
-    stdout().print(f"wrote {counts.rows} {unit} to {target} ({fmt})", soft_wrap=True)
-    if counts.damaged:
+    stdout().print(
+        f"wrote {result.rows} {result.unit} to {target} ({result.format})", soft_wrap=True
+    )
+    if result.damaged:
         stderr().print(
-            f"[yellow]{counts.damaged} unreadable lines skipped (mcc validate {directory} lists them)[/]"
+            f"[yellow]{result.damaged} unreadable lines skipped (mcc validate {directory} lists them)[/]"
         )
-    if counts.out_of_range:
+    if result.out_of_range:
         stderr().print(
-            f"[yellow]{counts.out_of_range} values beyond the export's types (int64) written as null[/]"
+            f"[yellow]{result.out_of_range} values beyond the export's types (int64) written as null[/]"
+        )
+    for skipped in result.skipped_reasons:
+        line = safe_text(f"rollout {skipped.rollout_id} skipped: {skipped.reason}")
+        stderr().print(line, markup=False, soft_wrap=True)
+    if result.skipped > len(result.skipped_reasons):
+        stderr().print(
+            f"{result.skipped - len(result.skipped_reasons)} more rollouts skipped", markup=False
         )
 
 
@@ -244,13 +180,13 @@ def schema(out: str | None) -> None:
       mcc schema
       mcc schema --out ./schemas && datamodel-codegen --input schemas/v1/capture-line.schema.json
     """
-    from ... import schemas
+    from .. import schemas
 
     documents = {
         name: (schemas.schema_dir() / name).read_bytes() for name in schemas.schema_names()
     }
     if out is None:
-        from .._table import Col, print_table
+        from ._table import Col, print_table
 
         console = stdout()
         print_table(

@@ -9,10 +9,10 @@ from typing import Any, TypeVar
 
 import click
 
-from ...errors import OtlpExportError
-from ...store import CaptureStore, Rollout
-from .._common import capture_root, stderr, stdout
-from . import _atomic
+from ..errors import OtlpExportError
+from ..export import _atomic
+from ..store import CaptureStore, Rollout
+from ._common import capture_root, stderr, stdout
 
 __all__ = ["export_interchange", "interchange_options"]
 
@@ -90,9 +90,9 @@ def _rollouts(directory: str) -> list[Rollout]:
 
 
 def _otlp(directory: str, out: str | None, incremental: bool, **options: Any) -> None:
-    from ...otlp import SpanSender
-    from ._interchange import send_otlp
-    from ._sent import SentState
+    from ..export._interchange import send_otlp
+    from ..export._sent import SentState
+    from ..otlp import SpanSender
 
     endpoint, content = options["endpoint"], options["content"]
     if endpoint is None:
@@ -129,7 +129,7 @@ def _otlp(directory: str, out: str | None, incremental: bool, **options: Any) ->
 def _atif(
     directory: str, out: str | None, session_id: str | None, agent_name: str, agent_version: str
 ) -> None:
-    from ._interchange import write_atif
+    from ..export._interchange import write_atif
 
     if out is None:
         raise click.ClickException(

@@ -17,13 +17,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
-from ... import _codec
-from ...atif import encode_trajectory, rollout_indices, rollout_to_atif
-from ...errors import AtifMappingError
-from ...genai import GenAISpan, record_span
-from ...otlp import SpanSender, redacted_content
-from ...records import iter_rollout_records
-from ...store import Rollout
+from .. import _codec
+from ..atif import encode_trajectory, rollout_indices, rollout_to_atif
+from ..errors import AtifMappingError
+from ..genai import GenAISpan, record_span
+from ..otlp import SpanSender, redacted_content
+from ..records import iter_rollout_records
+from ..store import Rollout
 from . import _atomic
 from ._sent import SentState
 

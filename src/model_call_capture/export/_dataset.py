@@ -18,13 +18,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import click
-
-from ... import _codec
-from ...arrow import EXPORT_MANIFEST, record_schema
-from ...store import Rollout, rollout_of_file
+from .. import _codec
+from ..arrow import EXPORT_MANIFEST, record_schema
+from ..errors import ExportError
+from ..store import Rollout, rollout_of_file
 from . import _atomic
-from ._single import Counts, rollout_tables
+from ._parts import ExportResult, run_parts
+from ._records import RecordsParquet, record_tables
 
 __all__ = [
     "PART_FILE",
@@ -46,15 +46,13 @@ def check_partition_by(columns: Sequence[str], payloads: bool) -> None:
 
     schema = record_schema(payloads)
     if len(set(columns)) != len(columns):
-        raise click.ClickException(f"--partition-by names a column twice: {','.join(columns)}")
+        raise ExportError(f"--partition-by names a column twice: {','.join(columns)}")
     for name in columns:
         if name not in schema.names:
-            raise click.ClickException(f"--partition-by: no column {name!r}")
+            raise ExportError(f"--partition-by: no column {name!r}")
         kind = schema.field(name).type
         if not (pa.types.is_string(kind) or pa.types.is_integer(kind) or pa.types.is_boolean(kind)):
-            raise click.ClickException(
-                f"--partition-by: column {name!r} is not a string, int or bool"
-            )
+            raise ExportError(f"--partition-by: column {name!r} is not a string, int or bool")
 
 
 def capture_state(rollouts: Sequence[Rollout]) -> dict[str, list[int]]:
@@ -81,7 +79,7 @@ def _rollout_id_of(name: str) -> str | None:
 
 
 def _write_parts(
-    paths: Sequence[Rollout],
+    rollouts: Sequence[Rollout],
     base: Path,
     *,
     generation: int,
@@ -89,15 +87,16 @@ def _write_parts(
     partition_by: Sequence[str],
     row_group_size: int,
     jobs: int,
-) -> Counts:
+    result: ExportResult,
+) -> None:
     import pyarrow as pa
     import pyarrow.dataset as ds
 
     schema = record_schema(payloads)
-    counts = Counts()
+    sink = RecordsParquet(payloads=payloads, row_group_size=row_group_size)
     batches = (
         batch
-        for table in rollout_tables(paths, payloads, jobs, counts)
+        for table in record_tables(run_parts(sink, rollouts, jobs, result))
         for batch in table.to_batches()
     )
     partitioning = (
@@ -124,7 +123,6 @@ def _write_parts(
         for dirpath, _, files in os.walk(base):
             for name in files:
                 os.chmod(Path(dirpath) / name, 0o600)
-    return counts
 
 
 def _manifest(
@@ -153,36 +151,38 @@ def _write_manifest(base: Path, data: bytes, mode: int) -> None:
 
 
 def write_dataset_dir(
-    paths: Sequence[Rollout],
+    rollouts: Sequence[Rollout],
     out: Path,
     *,
     payloads: bool,
     partition_by: Sequence[str],
     row_group_size: int,
     jobs: int,
-) -> Counts:
+    result: ExportResult,
+) -> None:
     """Write a whole new dataset into a temporary directory, then swap it in place of `out`.
 
     `out` must be absent, empty, or a dataset an export wrote: the swap deletes what it replaces.
     """
     if out.is_dir() and any(out.iterdir()) and not (out / EXPORT_MANIFEST).is_file():
-        raise click.ClickException(
+        raise ExportError(
             f"{out}: a directory that is not an mcc export dataset (no {EXPORT_MANIFEST}); "
             "name a new or empty directory"
         )
-    state = capture_state(paths)
+    state = capture_state(rollouts)
     tmp = _atomic.temp_path(out)
     _atomic.remove(tmp)
     os.mkdir(tmp, 0o700 if payloads else 0o777)
     try:  # an interrupted or failed run leaves nothing (a killed one: the next run cleans)
-        counts = _write_parts(
-            paths,
+        _write_parts(
+            rollouts,
             tmp,
             generation=1,
             payloads=payloads,
             partition_by=partition_by,
             row_group_size=row_group_size,
             jobs=jobs,
+            result=result,
         )
         _write_manifest(
             tmp, _manifest(payloads, partition_by, [1], state), 0o600 if payloads else 0o666
@@ -190,7 +190,6 @@ def write_dataset_dir(
         _atomic.publish_dir(tmp, out)
     finally:
         _atomic.remove(tmp)
-    return counts
 
 
 def read_manifest(out: Path) -> dict[str, Any] | None:
@@ -200,7 +199,7 @@ def read_manifest(out: Path) -> dict[str, Any] | None:
     except FileNotFoundError:
         return None
     if not isinstance(value, dict) or value.get("format") != MANIFEST_FORMAT:
-        raise click.ClickException(f"{out / EXPORT_MANIFEST}: not an mcc export manifest")
+        raise ExportError(f"{out / EXPORT_MANIFEST}: not an mcc export manifest")
     return value
 
 
@@ -290,48 +289,53 @@ def _swap_in(rewritten: list[tuple[Path, Path | None]], new: Path, out: Path) ->
 
 
 def update_dataset(
-    paths: Sequence[Rollout],
+    rollouts: Sequence[Rollout],
     out: Path,
     *,
     payloads: bool,
     partition_by: Sequence[str],
     row_group_size: int,
     jobs: int,
-) -> Counts | None:
-    """Export only new or changed rollouts into the dataset at `out`; None when it was up to date.
+    result: ExportResult,
+) -> None:
+    """Export only new or changed rollouts into the dataset at `out` (`result.up_to_date`
+    when there were none).
 
     Without a dataset at `out` this is a whole export.
     """
     manifest = read_manifest(out) if out.is_dir() else None
     if manifest is None:
-        return write_dataset_dir(
-            paths,
+        write_dataset_dir(
+            rollouts,
             out,
             payloads=payloads,
             partition_by=partition_by,
             row_group_size=row_group_size,
             jobs=jobs,
+            result=result,
         )
+        return
     if manifest.get("payloads") != payloads or manifest.get("partition_by") != list(partition_by):
-        raise click.ClickException(
+        raise ExportError(
             f"{out} was exported with payloads={manifest.get('payloads')} and partition_by="
             f"{','.join(manifest.get('partition_by') or []) or '-'}; export it again without "
             "--incremental to change them"
         )
     generations: list[int] = list(manifest.get("generations") or [])
     parts = _committed_parts(out, generations)
-    state = capture_state(paths)
+    state = capture_state(rollouts)
     known: dict[str, Any] = manifest.get("captures") or {}
     changed = [
         r
-        for r in paths
+        for r in rollouts
         if any(p.name in state and known.get(p.name) != state[p.name] for p in r.files)
     ]
     vanished = (_rollout_id_of(name) for name in set(known) - set(state))
     stale = {rollout_id for rollout_id in vanished if rollout_id is not None}
     stale |= {r.id for r in changed}
     if not stale:
-        return None
+        result.up_to_date = True
+        return
     mode = 0o600 if payloads else 0o666
     tmp = out / f"{_atomic.TMP_TAG}{os.getpid()}"
     tmp.mkdir(mode=0o700)
@@ -339,7 +343,7 @@ def update_dataset(
     # Removing the staging directory of an interrupted run is what the next run would do
     # (`_committed_parts`): files of a generation the manifest does not list never count.
     try:
-        counts = _write_parts(
+        _write_parts(
             changed,
             tmp / "new",
             generation=generation,
@@ -347,6 +351,7 @@ def update_dataset(
             partition_by=partition_by,
             row_group_size=row_group_size,
             jobs=jobs,
+            result=result,
         )
         rewritten: list[tuple[Path, Path | None]] = []
         for path in parts:
@@ -362,4 +367,3 @@ def update_dataset(
         _write_manifest(out, data, mode)
     finally:
         _atomic.remove(tmp)
-    return counts

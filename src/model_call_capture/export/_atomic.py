@@ -13,7 +13,7 @@ import shutil
 import stat
 from pathlib import Path
 
-from ..._codec import ascii_int
+from .._codec import ascii_int
 
 __all__ = [
     "clean_stale",

@@ -1,7 +1,7 @@
-"""Spreading per-file work of an `mcc` command over the machine's cores.
+"""Spreading per-rollout work (an export, `mcc stats`, `mcc validate`) over the machine's cores.
 
-A command splits its work by file: a worker reads one file and returns a small summary,
-the parent merges the summaries in input order, so the output is the same whatever the
+The work is split by rollout (or file): a worker reads one and returns a small result,
+the caller consumes the results in input order, so the output is the same whatever the
 number of workers.
 
 A fork copies every lock of the caller's other threads (DuckDB's, pyarrow's, the
@@ -27,11 +27,9 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from typing import TypeVar
 
-import click
+from . import _codec
 
-from .. import _codec
-
-__all__ = ["default_jobs", "in_worker", "jobs_option", "map_files"]
+__all__ = ["default_jobs", "in_worker", "map_files"]
 
 _P = TypeVar("_P")
 _R = TypeVar("_R")
@@ -48,17 +46,6 @@ _in_worker = False
 def default_jobs() -> int:
     """All cores (`os.cpu_count()`), at least 1."""
     return os.cpu_count() or 1
-
-
-def jobs_option() -> Callable[[Callable[..., object]], Callable[..., object]]:
-    """The `--jobs N` option shared by the commands that read many files."""
-    return click.option(
-        "--jobs",
-        "-j",
-        type=click.IntRange(min=1),
-        default=None,
-        help="Worker processes reading files in parallel [default: all cores].",
-    )
 
 
 def map_files(

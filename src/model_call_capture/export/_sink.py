@@ -1,0 +1,110 @@
+"""The seam between the export engine and a format: `Sink`, the `Part` it makes, and `Skipped`.
+
+The engine (`_engine`) plans the rollouts, cuts them into groups (`Sink.groups`), hands
+each group to `Sink.part` in a worker process, and gives the parts back, in rollout
+order, to `Sink.write` in the caller's process, which writes them to a new file that the
+engine then publishes atomically. So a sink knows its format and nothing of processes,
+temporary names, datasets or manifests; the engine knows no format.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from ..store import Rollout
+
+__all__ = ["ExportOptions", "Part", "Sink", "Skipped", "one_group_each"]
+
+
+@dataclass(frozen=True, slots=True)
+class ExportOptions:
+    """What an export was asked for, as a sink factory (`SINKS`) receives it."""
+
+    format: str
+    """The format's name (`SINKS` key): `parquet`, `jsonl`."""
+    payloads: bool = False
+    """Add the request, response and raw text of each call."""
+    tokens: bool = False
+    """One row per token trajectory instead of one per call."""
+    row_group_size: int = 65536
+    """Most rows in a Parquet row group."""
+
+
+@dataclass(frozen=True, slots=True)
+class Skipped:
+    """A rollout a sink left out of the export, and why (one line, for people)."""
+
+    rollout_id: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Part:
+    """What a sink made of one group of rollouts in a worker, and what it counted there.
+
+    Picklable (it crosses from the worker to the caller): `data` is the sink's own
+    (bytes, an Arrow table in the caller's own process); the engine reads only the counts.
+    """
+
+    data: Any
+    rows: int
+    """Rows of the export in `data` (calls, trajectories, spans...)."""
+    damaged: int = 0
+    """Damaged lines skipped while reading the rollouts."""
+    out_of_range: int = 0
+    """Values the format cannot hold, written as null."""
+    skipped: tuple[Skipped, ...] = ()
+    """Rollouts of the group left out whole, each with its reason."""
+
+
+class Sink(Protocol):
+    """One export format. See the package docstring for how to write one."""
+
+    @property
+    def unit(self) -> str:
+        """What a row is, for people: `calls`, `token trajectories`."""
+        ...
+
+    @property
+    def preload(self) -> tuple[str, ...]:
+        """Modules `part` imports, imported once in the fork server that starts the workers."""
+        ...
+
+    @property
+    def private(self) -> bool:
+        """The output holds payloads: created 0600 (as private as the capture files)."""
+        ...
+
+    def groups(self, rollouts: Sequence[Rollout]) -> list[Sequence[Rollout]]:
+        """The rollouts cut into the groups `part` receives, in order (`one_group_each`).
+
+        Must depend on the rollouts only, never on the number of workers, so the output is
+        the same bytes whatever `jobs`.
+        """
+        ...
+
+    def part(self, rollouts: Sequence[Rollout]) -> Part:
+        """In a worker (or the caller's process with one job): one group as a `Part`.
+
+        Reads the rollouts through `records.iter_rollout_records` (or `arrow`), so every
+        file of each rollout is read; a rollout it cannot represent goes in `skipped`.
+        Must be picklable: a method of a picklable sink, or a module-level function.
+        """
+        ...
+
+    def write(self, parts: Iterator[Part], out: Path) -> None:
+        """In the caller's process: every part, in rollout order, written to `out`.
+
+        `out` is a new empty file beside the target (mode set by `private`); the engine
+        fsyncs it and renames it over the target once this returns, and removes it if
+        this raises. Memory: a part or two (and a row group), never the whole export.
+        """
+        ...
+
+
+def one_group_each(rollouts: Sequence[Rollout]) -> list[Sequence[Rollout]]:
+    """`Sink.groups` of a sink whose part is a rollout: one group per rollout."""
+    return [rollouts[i : i + 1] for i in range(len(rollouts))]

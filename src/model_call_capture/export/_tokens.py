@@ -1,0 +1,97 @@
+"""The sinks of one row per token trajectory (`tokens=True`, `mcc export --tokens`): Parquet or JSONL.
+
+A worker reads one rollout, chains its calls into trajectories
+(`build_token_trajectories`, through `arrow.iter_trajectory_batches`) and hands back one
+Arrow table (or block of JSONL) of them; the caller writes them in rollout order, so
+memory is the rollouts in flight and a row group, and the bytes do not depend on the
+number of workers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from .. import _codec
+from ..arrow import iter_trajectory_batches, trajectory_rows, trajectory_schema
+from ..records import iter_rollout_records
+from ..store import Rollout
+from ..trajectories import build_token_trajectories
+from ._parquet import WORKER_PRELOAD, RowGroups, ipc_bytes, table_of, worker_without_pandas
+from ._sink import Part, one_group_each
+
+__all__ = ["TrajectoriesJsonl", "TrajectoriesParquet"]
+
+
+@dataclass(frozen=True, slots=True)
+class TrajectoriesParquet:
+    """One row per token trajectory in a Parquet file (zstd, `trajectory_schema()`)."""
+
+    row_group_size: int = 65536
+    unit: str = "token trajectories"
+    preload: tuple[str, ...] = WORKER_PRELOAD
+    private: bool = False
+
+    def groups(self, rollouts: Sequence[Rollout]) -> list[Sequence[Rollout]]:
+        """One rollout a part."""
+        return one_group_each(rollouts)
+
+    def part(self, rollouts: Sequence[Rollout]) -> Part:
+        """The rollouts' trajectories as one Arrow table, in IPC stream bytes."""
+        worker_without_pandas()
+        import pyarrow as pa
+
+        batches = iter_trajectory_batches(rollouts)
+        table = pa.Table.from_batches(list(batches), schema=trajectory_schema())
+        return Part(ipc_bytes(table), table.num_rows, batches.damaged)
+
+    def write(self, parts: Iterator[Part], out: Path) -> None:
+        """The tables in order, in row groups of `row_group_size` rows.
+
+        The first part is awaited before pyarrow is imported here, so that the workers
+        are forked (`_parquet`).
+        """
+        first = next(parts, None)
+        import pyarrow.parquet as pq
+
+        with pq.ParquetWriter(out, trajectory_schema(), compression="zstd") as writer:
+            groups = RowGroups(writer, self.row_group_size)
+            if first is not None:
+                groups.add(table_of(first.data))
+            for part in parts:
+                groups.add(table_of(part.data))
+            groups.close()
+
+
+@dataclass(frozen=True, slots=True)
+class TrajectoriesJsonl:
+    """One row per token trajectory in a JSONL file: the Parquet columns as JSON."""
+
+    unit: str = "token trajectories"
+    preload: tuple[str, ...] = ()
+    private: bool = False
+
+    def groups(self, rollouts: Sequence[Rollout]) -> list[Sequence[Rollout]]:
+        """One rollout a part."""
+        return one_group_each(rollouts)
+
+    def part(self, rollouts: Sequence[Rollout]) -> Part:
+        """The rollouts' trajectories as JSONL bytes."""
+        out = bytearray()
+        rows = damaged = 0
+        for rollout in rollouts:
+            stream = iter_rollout_records(rollout)
+            records = list(stream)
+            damaged += stream.damaged
+            trajectories = build_token_trajectories(records, rollout_id=rollout.id)
+            for row in trajectory_rows(rollout.id, trajectories):
+                out += _codec.encode_line(row)
+                rows += 1
+        return Part(bytes(out), rows, damaged)
+
+    def write(self, parts: Iterator[Part], out: Path) -> None:
+        """The blocks in order."""
+        with out.open("wb") as f:
+            for part in parts:
+                f.write(part.data)

@@ -1,0 +1,181 @@
+"""`model_call_capture.export`: the engine from Python, and the sink seam.
+
+`export()` writes what `mcc export` writes, byte for byte; its errors are `ExportError`s
+(never the command line's); a sink written against the seam gets every rollout in order,
+reports the rollouts it skips, and is published atomically or not at all. Captures come
+from a real `mcc demo` run (`demo_calls`).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from model_call_capture.cli import main
+from model_call_capture.errors import CaptureError, ExportError
+from model_call_capture.export import (
+    SINKS,
+    ExportOptions,
+    Part,
+    Sink,
+    Skipped,
+    export,
+    one_group_each,
+)
+from model_call_capture.records import iter_rollout_records
+from model_call_capture.store import CaptureStore, Rollout
+
+
+def _mcc(*args: str) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(list(args))
+    assert exited.value.code in (0, None)
+
+
+@pytest.mark.parametrize(
+    ("name", "options"),
+    [
+        ("calls.parquet", {}),
+        ("calls.jsonl", {"payloads": True}),
+        ("tokens.jsonl", {"tokens": True}),
+        ("tokens.parquet", {"tokens": True}),
+    ],
+)
+def test_export_from_python_writes_the_bytes_mcc_export_writes(
+    demo_calls: Path, tmp_path: Path, name: str, options: dict[str, Any]
+) -> None:
+    by_cli, by_python = tmp_path / "cli" / name, tmp_path / "py" / name
+    by_cli.parent.mkdir()
+    by_python.parent.mkdir()
+    flags = [f"--{key}" for key in options]
+    _mcc("export", str(demo_calls), "--out", str(by_cli), "--jobs", "2", *flags)
+    result = export(CaptureStore(demo_calls), by_python, jobs=2, **options)
+    assert by_python.read_bytes() == by_cli.read_bytes()
+    assert result.damaged == 0 and (result.rows > 0 or options.get("tokens"))
+    assert result.unit == ("token trajectories" if options.get("tokens") else "calls")
+    assert sorted(p.name for p in by_python.parent.iterdir()) == [name]  # no temporary left
+
+
+def test_an_incremental_dataset_from_python_is_up_to_date_the_second_time(
+    demo_calls: Path, tmp_path: Path
+) -> None:
+    first = export(str(demo_calls), tmp_path / "ds", partition_by=["model"], incremental=True)
+    assert first.rows > 0 and not first.up_to_date
+    again = export(demo_calls, tmp_path / "ds", partition_by=["model"], incremental=True)
+    assert (again.rows, again.up_to_date) == (0, True)
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"format": "jsonl", "partition_by": ["model"]}, "write Parquet datasets"),
+        ({"tokens": True, "payloads": True}, "--tokens writes one file"),
+        ({"format": "csv"}, "unknown export format 'csv': one of parquet, jsonl"),
+        ({"partition_by": ["nope"]}, "no column 'nope'"),
+    ],
+)
+def test_options_that_do_not_go_together_raise_export_errors(
+    demo_calls: Path, tmp_path: Path, options: dict[str, object], message: str
+) -> None:
+    with pytest.raises(ExportError, match=message) as refused:
+        export(demo_calls, tmp_path / "out.parquet", **options)  # type: ignore[arg-type]
+    assert isinstance(refused.value, CaptureError)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_engine_never_imports_the_command_line(demo_calls: Path, tmp_path: Path) -> None:
+    probe = (
+        "import sys\n"
+        "from model_call_capture.export import export\n"
+        f"export({str(demo_calls)!r}, {str(tmp_path / 'c.jsonl')!r}, jobs=1)\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('click', 'rich')))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "[]\n"
+    assert (tmp_path / "c.jsonl").stat().st_size > 0
+
+
+@dataclass(frozen=True, slots=True)
+class _IdsSink:
+    """A sink of the seam as a new format would write it: one line per rollout, some skipped."""
+
+    skip: str
+    fail: bool = False
+    unit: str = "rollouts"
+    preload: tuple[str, ...] = ()
+    private: bool = False
+
+    def groups(self, rollouts: Sequence[Rollout]) -> list[Sequence[Rollout]]:
+        return one_group_each(rollouts)
+
+    def part(self, rollouts: Sequence[Rollout]) -> Part:
+        (rollout,) = rollouts
+        if rollout.id == self.skip:
+            return Part(b"", 0, skipped=(Skipped(rollout.id, "no calls the format can hold"),))
+        calls = len(list(iter_rollout_records(rollout)))
+        return Part(f"{rollout.id} {calls} {os.getpid()}\n".encode(), 1)
+
+    def write(self, parts: Iterator[Part], out: Path) -> None:
+        with out.open("wb") as f:
+            for part in parts:
+                f.write(part.data)
+                if self.fail:
+                    raise OSError("the format's writer failed")
+
+
+def _with_sink(monkeypatch: pytest.MonkeyPatch, sink: Sink, name: str = "ids") -> None:
+    def factory(options: ExportOptions) -> Sink:
+        return sink
+
+    monkeypatch.setitem(SINKS, name, factory)
+
+
+def test_a_new_sink_gets_every_rollout_in_order_and_reports_the_ones_it_skips(
+    demo_calls: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = CaptureStore(demo_calls)
+    ids = store.rollout_ids()
+    _with_sink(monkeypatch, _IdsSink(skip=ids[1]))
+    result = export(store, tmp_path / "ids.txt", format="ids", jobs=2)
+    lines = (tmp_path / "ids.txt").read_text().splitlines()
+    assert [line.split()[0] for line in lines] == [i for i in ids if i != ids[1]]
+    assert str(os.getpid()) not in {line.split()[2] for line in lines}  # made in a worker
+    counts = {i: len(list(iter_rollout_records(store.rollout(i)))) for i in ids}
+    assert [int(line.split()[1]) for line in lines] == [counts[i] for i in ids if i != ids[1]]
+    assert (result.rows, result.skipped, result.unit) == (len(ids) - 1, 1, "rollouts")
+    assert result.skipped_reasons == [Skipped(ids[1], "no calls the format can hold")]
+
+
+def test_a_sink_that_fails_leaves_the_previous_export_in_place(
+    demo_calls: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    target = tmp_path / "ids.txt"
+    target.write_bytes(b"the last good export\n")
+    _with_sink(monkeypatch, _IdsSink(skip="", fail=True))
+    with pytest.raises(OSError, match="the format's writer failed"):
+        export(demo_calls, target, format="ids", jobs=1)
+    assert target.read_bytes() == b"the last good export\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ids.txt"]
+
+
+def test_the_command_prints_what_a_sink_skipped(
+    demo_calls: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    skip = CaptureStore(demo_calls).rollout_ids()[0]
+    _with_sink(monkeypatch, _IdsSink(skip=skip), "jsonl")  # what a .jsonl name selects
+    _mcc("export", str(demo_calls), "--out", str(tmp_path / "x.jsonl"))
+    captured = capsys.readouterr()
+    assert f"rollout {skip} skipped: no calls the format can hold" in captured.err
