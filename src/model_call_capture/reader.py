@@ -11,6 +11,13 @@ The one home of the rules every reader shares (the store, the records, `mcc vali
 - A line of a newer format major raises `UnsupportedFormatError` (checked first, so it is
   never mistaken for a damaged line). Any other line that is not a valid `CaptureLine` is
   damaged: counted and skipped, or raised as `DamagedLineError` by a strict reader.
+- A capture line is a JSON object with at least one member of a capture line besides
+  `response` (`CAPTURE_MEMBERS`; null counts): NeMo Gym and this library write eleven
+  of them on every line, while other JSON lines have none (`{"a": 1}`) or only a
+  `response` of their own (a collector's `rollouts.jsonl`). Any other object is
+  damaged ("not a capture line"), never a call whose every field is unknown. The JSON
+  Schema leaves every field optional, as in v1: the rule is this reader's, checked by
+  every reader and by `mcc validate`.
 
 - A line longer than `max_line_bytes` (default `DEFAULT_MAX_LINE_BYTES`) is damaged too
   (`LineTooLongError` for a strict reader): it is read past, never held in memory.
@@ -51,14 +58,17 @@ from .contracts import CAPTURE_LINE_FORMAT, CaptureLine
 from .errors import DamagedLineError, LineTooLongError, UnsupportedFormatError
 
 __all__ = [
+    "CAPTURE_MEMBERS",
     "DEFAULT_MAX_LINE_BYTES",
     "CaptureLines",
     "LineDecoder",
     "LineRun",
+    "NotACaptureLineError",
     "OversizedLine",
     "RawLines",
     "check_format",
     "decode_capture_line",
+    "is_capture_object",
 ]
 
 _FORMAT_NAME = CAPTURE_LINE_FORMAT.split("/")[0]
@@ -123,7 +133,34 @@ def decode_capture_line(
             check_format(obj["format"], path=path, line_index=line_index)
         raise
     check_format(line.format, path=path, line_index=line_index)
+    # Only a line without these two (null or absent) is worth decoding again to judge.
+    if line.request is None and line.model_call_id is None:
+        if not is_capture_object(_codec.decode_object(raw) or {}):
+            raise NotACaptureLineError()
     return line
+
+
+CAPTURE_MEMBERS = frozenset(CaptureLine.__struct_fields__) - {"response"}
+"""A capture line has at least one of these (null counts): the rule that tells a capture
+line from any other JSON object (see the module docstring)."""
+
+
+def is_capture_object(obj: dict[str, Any]) -> bool:
+    """Whether the decoded line `obj` is a capture line by `CAPTURE_MEMBERS`."""
+    return not CAPTURE_MEMBERS.isdisjoint(obj)
+
+
+class NotACaptureLineError(msgspec.ValidationError):
+    """A valid JSON object that is not a capture line: no member of one but `response`.
+
+    A `msgspec.ValidationError`, so every reader counts the line as damaged.
+    """
+
+    def __init__(self) -> None:
+        super().__init__(
+            "not a capture line: no member of a capture line besides `response` (such "
+            "as `request`, `model_call_id`, `dialect`)"
+        )
 
 
 class OversizedLine(bytes):

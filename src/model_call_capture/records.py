@@ -64,7 +64,7 @@ class _HeadLine(CaptureLine, kw_only=True):
     field is decoded and validated as `CaptureLine` does.
     """
 
-    request: RequestView | None = None  # type: ignore[assignment]
+    request: RequestView | None | msgspec.UnsetType = msgspec.UNSET  # type: ignore[assignment]
     response: msgspec.Raw | msgspec.UnsetType = msgspec.UNSET  # type: ignore[assignment]
 
 
@@ -84,6 +84,19 @@ _REFUSED = (msgspec.DecodeError, UnicodeDecodeError, RecursionError, _NotAnObjec
 """What a line the fast decoders do not take raises (it is decoded again by the fallback)."""
 
 
+def _request_text(payload: msgspec.Raw | msgspec.UnsetType) -> msgspec.Raw | None:
+    """`_object_text` of a request; `_NotAnObject` for an absent one (the full decoder then
+    judges whether the line is a capture line at all: `reader.CAPTURE_MEMBERS`)."""
+    if type(payload) is not msgspec.Raw:  # inline, not a call of `_object_text`: every line
+        raise _NotAnObject
+    first = _first_byte(payload)[0]
+    if first == _OBJECT:
+        return payload
+    if first == _NULL:
+        return None
+    raise _NotAnObject
+
+
 def _object_text(payload: msgspec.Raw | msgspec.UnsetType) -> msgspec.Raw | None:
     """The JSON text of an object payload, None for null or absent; `_NotAnObject` else."""
     if type(payload) is not msgspec.Raw:
@@ -96,8 +109,12 @@ def _object_text(payload: msgspec.Raw | msgspec.UnsetType) -> msgspec.Raw | None
     raise _NotAnObject
 
 
-def _request_members(view: RequestView | None) -> dict[str, Any] | None:
-    return None if view is None else msgspec.structs.asdict(view)
+def _request_members(view: RequestView | None | msgspec.UnsetType) -> dict[str, Any] | None:
+    if view is None:
+        return None
+    if view is msgspec.UNSET:
+        raise _NotAnObject  # absent: the full decoder judges the line (`CAPTURE_MEMBERS`)
+    return msgspec.structs.asdict(view)
 
 
 def _checked_payloads(line: Any, request: Callable[[Any], Any]) -> CaptureLine:
@@ -146,7 +163,7 @@ def decode_line_lazily(raw: bytes, *, path: Path | None, line_index: int | None)
     lines it cannot take): the payloads are an object's JSON text (`msgspec.Raw`) or
     None, or dicts when the line had to be decoded again.
     """
-    return _decode_checked(_lazy_line, _object_text, raw, path, line_index, decode_capture_line)
+    return _decode_checked(_lazy_line, _request_text, raw, path, line_index, decode_capture_line)
 
 
 def decode_line_without_payloads(

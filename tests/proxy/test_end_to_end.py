@@ -203,12 +203,15 @@ def test_upstream_down_is_502_and_recorded_as_connection(tmp_path: Path) -> None
         client = openai.OpenAI(
             base_url=f"{server.url}/ng-rollout/down-1/v1", api_key=API_KEY, max_retries=0
         )
-        with pytest.raises(openai.APIStatusError) as raised:
+        with client, pytest.raises(openai.APIStatusError) as raised:
             client.chat.completions.create(
                 model="demo-gpt", messages=[{"role": "user", "content": "hi"}]
             )
     assert raised.value.status_code == 502
     assert "unreachable (ConnectError" in raised.value.message
+    # OpenAI's error shape on OpenAI's path: the SDK reads its code (it used to get
+    # Anthropic's shape, and None).
+    assert (raised.value.code, raised.value.type) == ("upstream_connection_error",) * 2
     (line,) = lines(tmp_path, "down-1")
     assert (line.status_code, line.error_category, line.dialect) == (502, "connection", "chat")
     assert line.request == {"model": "demo-gpt", "messages": [{"role": "user", "content": "hi"}]}

@@ -9,6 +9,7 @@ seconds; timings are bounds of the behaviour asked for, not performance claims.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
 import socket
@@ -19,11 +20,14 @@ from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 import httpx
+import pytest
 
-from .conftest import read_to_end, stop, wait_until_serving
+from servers import serve
+
+from .conftest import mcc_serve, read_to_end, stop, wait_until_serving
 
 # The child lowers its own limit, opens descriptors the server does not know of (as a
 # supervisor that leaks its own into the child would), then runs `mcc` as
@@ -245,3 +249,55 @@ def test_a_descriptor_limit_that_serves_no_connection_is_refused(
     assert done.returncode == 1
     assert "open-file limit (64) is too low to serve any connection" in done.stderr
     assert "mcc serve: http" not in done.stdout
+
+
+_EVENT = (
+    b'data: {"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"'
+    + b"x" * 200
+    + b'"}}]}\n\n'
+)
+
+
+async def _long_stream(scope: dict[str, Any], receive: Any, send: Any) -> None:
+    """An upstream streaming 20,000 chat chunks as fast as the proxy takes them."""
+    if scope["type"] != "http":
+        return
+    while (await receive()).get("more_body", False):
+        pass
+    headers = [(b"content-type", b"text/event-stream")]
+    await send({"type": "http.response.start", "status": 200, "headers": headers})
+    for _ in range(20_000):
+        await send({"type": "http.response.body", "body": _EVENT, "more_body": True})
+        await asyncio.sleep(0)
+    await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
+@pytest.mark.parametrize("level", ["warning", "debug"])
+def test_a_client_that_hangs_up_mid_stream_is_noted_at_debug(tmp_path: Path, level: str) -> None:
+    """Three streaming clients hang up after 50 KB each. At the default level nothing is
+    logged (it used to be 139-249 lines of `socket.send() raised exception.` a hang-up);
+    at debug, one line per hang-up names the call, and asyncio's lines follow at DEBUG."""
+    body = b'{"model":"m","messages":[{"role":"user","content":"hi"}],"stream":true}'
+    with serve(_long_stream) as up, mcc_serve(up.url, tmp_path, "--log-level", level) as served:
+        for n in range(3):
+            with socket.create_connection(("127.0.0.1", served.port), timeout=10) as sock:
+                sock.sendall(
+                    b"POST /ng-rollout/gone-%d/v1/chat/completions HTTP/1.1\r\nHost: proxy\r\n"
+                    b"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n%s"
+                    % (n, len(body), body)
+                )
+                got = 0
+                while got < 50_000:
+                    got += len(sock.recv(65536))
+        time.sleep(1)  # the proxy sees the hang-ups and logs what it logs
+        log = served.stderr().splitlines()
+    noted = [line for line in log if "the client went away during the reply" in line]
+    if level == "warning":
+        assert [line for line in log if not line.startswith("INFO")] == []
+    else:
+        assert [line.split(" (rollout ")[1] for line in noted] == [
+            "gone-0): the client went away during the reply",
+            "gone-1): the client went away during the reply",
+            "gone-2): the client went away during the reply",
+        ]
+        assert all(line.startswith("DEBUG:") for line in log if "socket.send()" in line)

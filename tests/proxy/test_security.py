@@ -75,10 +75,13 @@ def test_upstream_credentials_reach_no_client_capture_or_log(tmp_path: Path, fai
         silent.close()
     status, verb = (502, "unreachable") if failure == "unreachable" else (504, "timed out after")
     assert reply.status_code == status
-    assert reply.json()["error"]["message"].startswith(
-        f"upstream http://127.0.0.1:{port}/v1 {verb}"
-    )
-    assert served.banner.startswith(f"mcc serve: {served.url} -> http://127.0.0.1:{port}/v1, ")
+    # Named as it is, its query values hidden (it used to be `upstream *** unreachable`).
+    shown = f"http://127.0.0.1:{port}/v1?key=***"
+    assert reply.json()["error"]["message"].startswith(f"upstream {shown} {verb}")
+    assert served.banner.startswith(f"mcc serve: {served.url} -> {shown}, ")
+    logged = [line for line in served.stderr().splitlines() if "(rollout creds-1)" in line]
+    assert len(logged) == 1
+    assert f"POST /v1/chat/completions (rollout creds-1): upstream {shown} {verb}" in logged[0]
     (line,) = wait_for_lines(served.capture_dir, "creds-1")
     capture = (served.capture_dir / "creds-1.capture.jsonl").read_text()
     _assert_secret_free(reply.text, capture, served.banner, served.stderr())
@@ -192,6 +195,42 @@ def test_a_declared_body_over_the_limit_is_413_before_it_is_read(tmp_path: Path)
     assert (line.status_code, line.error_category) == (413, "client_error")
 
 
+@pytest.mark.parametrize(
+    ("target", "shape"),
+    [
+        (b"/ng-rollout/shape-1/v1/messages", "anthropic"),
+        (b"/v1/messages/count_tokens", "anthropic"),
+        (b"/ng-rollout/shape-1/v1/chat/completions", "openai"),
+        (b"/v1/responses", "openai"),
+        (b"/v1/embeddings", "openai"),
+    ],
+)
+def test_an_error_the_proxy_makes_has_the_shape_of_the_api_called(
+    tmp_path: Path, target: bytes, shape: str
+) -> None:
+    """Each SDK reads `type` and `code` only from its own shape (the proxy used to answer
+    every path in Anthropic's)."""
+    with serve(RecordingUpstream()) as up:
+        with mcc_serve(up.url, tmp_path, "--max-request-bytes", "10") as served:
+            reply = raw_request(served.port, _post(target, CHAT))
+    message = f"the request body ({len(CHAT)} bytes) is larger than this proxy accepts (10 bytes)"
+    assert reply.status == 413
+    if shape == "anthropic":
+        assert reply.json() == {
+            "type": "error",
+            "error": {"type": "request_too_large", "message": message},
+        }
+    else:
+        assert reply.json() == {
+            "error": {
+                "message": message,
+                "type": "request_too_large",
+                "param": None,
+                "code": "request_too_large",
+            }
+        }
+
+
 def test_a_chunked_body_over_the_limit_is_413(tmp_path: Path) -> None:
     chunks = b"".join(b"100\r\n" + b"y" * 256 + b"\r\n" for _ in range(8)) + b"0\r\n\r\n"
     with serve(RecordingUpstream()) as up:
@@ -211,9 +250,13 @@ def test_a_body_that_stalls_is_408_and_recorded_as_timeout(tmp_path: Path) -> No
             )
             reply = raw_request(served.port, half)
     assert reply.status == 408
-    assert reply.json()["error"] == {
-        "type": "request_timeout",
-        "message": "no request body received for 0.5 s",
+    assert reply.json() == {  # OpenAI's error shape, on OpenAI's path
+        "error": {
+            "message": "no request body received for 0.5 s",
+            "type": "request_timeout",
+            "param": None,
+            "code": "request_timeout",
+        }
     }
     (line,) = wait_for_lines(served.capture_dir, "stall-1")
     assert (line.status_code, line.error_category) == (408, "timeout")

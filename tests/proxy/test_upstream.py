@@ -11,7 +11,7 @@ from model_call_capture.proxy import ProxyApp, Upstream
 
 def test_credentials_are_kept_apart_from_the_name() -> None:
     upstream = Upstream("https://us%40er:p%3Aw0rd@gw.example:8443/openai/v1/?key=K3y&v=2")
-    assert upstream.display == "https://gw.example:8443/openai/v1/"
+    assert upstream.display == "https://gw.example:8443/openai/v1/?key=***&v=***"
     assert str(upstream.origin) == "https://gw.example:8443"
     assert upstream.base_path == b"/openai/v1"
     assert upstream.query == b"key=K3y&v=2"
@@ -32,13 +32,23 @@ def test_an_upstream_without_credentials() -> None:
 def test_scrub_blanks_every_form_of_a_credential() -> None:
     upstream = Upstream("http://op:pa%24%24@h/v1?key=a%2Bb&x=")
     text = "http://op:pa%24%24@h/v1?key=a%2Bb&x= op pa$$ pa%24%24 a+b a%2Bb key=a%2Bb&x="
-    assert upstream.scrub(text) == " ".join(["***"] * 7)
+    shown = "http://h/v1?key=***&x=***"  # the URL quoted whole is shown as `display`
+    assert upstream.scrub(text) == " ".join([shown] + ["***"] * 6)
+
+
+def test_an_upstream_without_credentials_is_named_whole() -> None:
+    """The 502 used to say `upstream *** unreachable`: the whole URL counted as a secret."""
+    upstream = Upstream("http://127.0.0.1:8000")
+    assert upstream.display == "http://127.0.0.1:8000"
+    assert upstream.scrub("connect to http://127.0.0.1:8000 failed") == (
+        "connect to http://127.0.0.1:8000 failed"
+    )
 
 
 @pytest.mark.parametrize(
     ("url", "shown"),
     [
-        ("ftp://user:pw@host/x?key=K", "'ftp://host/x'"),
+        ("ftp://user:pw@host/x?key=K", "'ftp://host/x?key=***'"),
         ("localhost:8000", "such as http://localhost:8000; the value given has no scheme://"),
         ("http://", "no scheme:// or no host"),
         # The scheme forgotten: the parser reads `user` as one and `pw@...` as a path.

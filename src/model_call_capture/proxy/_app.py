@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from typing import Any
 from urllib.parse import quote
 
@@ -26,6 +27,8 @@ __all__ = [
     "create_proxy_app",
 ]
 
+logger = logging.getLogger("model_call_capture.proxy")
+
 DEFAULT_TIMEOUT_S = 600.0
 """Default upstream timeout (connect, read between chunks, write, pool), in seconds."""
 DEFAULT_MAX_REQUEST_BYTES = 64 * 1024 * 1024
@@ -37,6 +40,17 @@ DEFAULT_BODY_TIMEOUT_S = 30.0
 def _describe(exc: Exception) -> str:
     text = " ".join(str(exc).split())
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _request_line(scope: Scope) -> str:
+    """`POST /v1/chat/completions (rollout r-1)` for a log line: the target as sent (the
+    raw path, in which no CR or LF can be; never the query), at most 200 characters, and
+    the rollout of a captured call (an id the capture validated)."""
+    raw: bytes = scope.get("raw_path") or scope["path"].encode("utf-8", "replace")
+    path = raw.decode("ascii", "replace")
+    line = f"{scope['method']} {path[:200]}{'...' if len(path) > 200 else ''}"
+    context = (scope.get("extensions") or {}).get("model_call_capture")
+    return line if context is None else f"{line} (rollout {context.rollout_id})"
 
 
 class ProxyApp:
@@ -124,7 +138,7 @@ class ProxyApp:
             url = self._target(scope)
         except BadTarget as exc:
             run.response_source, run.local_response_reason = "local", "invalid_request_target"
-            await send_error(send, 400, "invalid_request_target", str(exc))
+            await send_error(send, scope["path"], 400, "invalid_request_target", str(exc))
             return
         length = declared_length(scope["headers"])
         if length is not None and length > self.max_request_bytes:
@@ -174,7 +188,7 @@ class ProxyApp:
         else:
             status, kind, reason = 408, "request_timeout", "request_body_timeout"
         run.response_source, run.local_response_reason = "local", reason
-        await send_error(send, status, kind, str(exc), close=True)
+        await send_error(send, scope["path"], status, kind, str(exc), close=True)
 
     async def _upstream_failed(
         self,
@@ -194,7 +208,8 @@ class ProxyApp:
             return
         set_error_category(scope, category)
         run.response_source, run.local_response_reason = "local", reason
-        await send_error(send, status, kind, self.upstream.scrub(text))
+        logger.warning("%s: %s; answered %d", _request_line(scope), text, status)
+        await send_error(send, scope["path"], status, kind, text)
 
     async def _forward(
         self,
@@ -219,23 +234,26 @@ class ProxyApp:
             await self._refuse(scope, run, exc, send)
             return
         except httpx.TimeoutException as exc:
-            text = f"upstream {name} timed out after {self._timeout_s:g} s ({_describe(exc)})"
+            why = self.upstream.scrub(_describe(exc))
+            text = f"upstream {name} timed out after {self._timeout_s:g} s ({why})"
             failure = (504, "upstream_timeout", "timeout", "upstream_timeout")
             await self._upstream_failed(scope, run, body, send, failure, text)
             return
         except httpx.TransportError as exc:
-            text = f"upstream {name} unreachable ({_describe(exc)})"
+            text = f"upstream {name} unreachable ({self.upstream.scrub(_describe(exc))})"
             failure = (502, "upstream_connection_error", "connection", "upstream_unreachable")
             await self._upstream_failed(scope, run, body, send, failure, text)
             return
         run.response_source, run.upstream_status_code = "upstream", response.status_code
         try:
             await self._relay(scope, response, send)
+        except asyncio.CancelledError:
+            logger.debug("%s: the client went away during the reply", _request_line(scope))
+            raise
         finally:
             await response.aclose()
 
-    @staticmethod
-    async def _relay(scope: Scope, response: httpx.Response, send: Send) -> None:
+    async def _relay(self, scope: Scope, response: httpx.Response, send: Send) -> None:
         """The upstream reply to the client, chunk by chunk, still content-encoded."""
         await send(
             {
@@ -247,12 +265,17 @@ class ProxyApp:
         try:
             async for chunk in response.aiter_raw():
                 await send({"type": "http.response.body", "body": chunk, "more_body": True})
-        except httpx.TimeoutException:
-            set_error_category(scope, "timeout")
+        except httpx.TransportError as exc:
+            timeout = isinstance(exc, httpx.TimeoutException)
+            set_error_category(scope, "timeout" if timeout else "connection")
+            logger.warning(
+                "%s: upstream %s %s mid-reply (%s); the reply to the client is cut",
+                _request_line(scope),
+                self.upstream.display,
+                f"timed out after {self._timeout_s:g} s" if timeout else "failed",
+                self.upstream.scrub(_describe(exc)),
+            )
             return  # not ending the body tells the client the response was cut
-        except httpx.TransportError:
-            set_error_category(scope, "connection")
-            return
         await send({"type": "http.response.body", "body": b"", "more_body": False})
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:

@@ -32,7 +32,7 @@ class TargetGuard:
         try:
             path = resolve_request_path(origin_path(target, scope.get("query_string", b"")))
         except BadTarget as exc:
-            await send_error(send, 400, "invalid_request_target", str(exc))
+            await send_error(send, scope["path"], 400, "invalid_request_target", str(exc))
             return
         if path != target:
             scope = dict(scope)

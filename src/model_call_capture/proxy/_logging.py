@@ -12,7 +12,8 @@ holds that thread and nothing else.
 `log_config` routes uvicorn's loggers and the root logger (which `asyncio`'s and this
 library's propagate to) through such handlers, and puts `HiddenQueryValues` on the access
 log: uvicorn prints each request target whole, and clients of Gemini- or Azure-style APIs
-send their key in the query (`?key=...`).
+send their key in the query (`?key=...`). A client that hangs up is noted at DEBUG, not
+warned about once per chunk (`ClientGone`).
 """
 
 from __future__ import annotations
@@ -27,7 +28,9 @@ from typing import Any, TextIO
 
 from uvicorn.config import LOGGING_CONFIG
 
-__all__ = ["BoundedHandler", "HiddenQueryValues", "log_config"]
+from ._target import hide_query_values
+
+__all__ = ["BoundedHandler", "ClientGone", "HiddenQueryValues", "log_config"]
 
 _QUEUE_BYTES = 1024 * 1024
 """Text waiting for a stream, at most; past it lines are dropped and counted."""
@@ -120,12 +123,23 @@ class HiddenQueryValues(logging.Filter):
         if isinstance(args, tuple) and len(args) == 5 and isinstance(args[2], str):
             path, mark, query = args[2].partition("?")
             if mark:
-                hidden = "&".join(
-                    name + "=***" if eq else "***"
-                    for name, eq, _ in (member.partition("=") for member in query.split("&"))
-                )
-                record.args = (*args[:2], f"{path}?{hidden}", *args[3:])
+                record.args = (*args[:2], f"{path}?{hide_query_values(query)}", *args[3:])
         return True
+
+
+class ClientGone(logging.Filter):
+    """asyncio's `socket.send() raised exception.` at DEBUG: a client that hangs up.
+
+    A streaming client that leaves mid-reply gets the chunks already relayed in that turn
+    of the event loop written to its closed socket, and asyncio warns for each past the
+    fifth (139-249 lines a hang-up). The proxy notes the hang-up itself, once, at DEBUG.
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.msg != "socket.send() raised exception.":
+            return True
+        record.levelno, record.levelname = logging.DEBUG, "DEBUG"
+        return logging.getLogger("model_call_capture").isEnabledFor(logging.DEBUG)
 
 
 def log_config(level: str = "warning") -> dict[str, Any]:
@@ -138,6 +152,7 @@ def log_config(level: str = "warning") -> dict[str, Any]:
     """
     config = copy.deepcopy(LOGGING_CONFIG)
     config.setdefault("filters", {})["hidden_query_values"] = {"()": HiddenQueryValues}
+    config["filters"]["client_gone"] = {"()": ClientGone}
     handlers = config["handlers"]
     for name in ("default", "access"):
         stream = handlers[name].pop("stream")
@@ -146,4 +161,5 @@ def log_config(level: str = "warning") -> dict[str, Any]:
     handlers["access"]["filters"] = ["hidden_query_values"]
     config["root"] = {"handlers": ["default"], "level": "WARNING"}
     config["loggers"]["model_call_capture"] = {"level": level.upper()}
+    config["loggers"]["asyncio"] = {"filters": ["client_gone"]}
     return config

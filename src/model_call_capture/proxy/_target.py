@@ -25,6 +25,7 @@ from ..correlation import ROLLOUT_PREFIX
 
 __all__ = [
     "BadTarget",
+    "hide_query_values",
     "merge_query",
     "origin_path",
     "resolve_dot_segments",
@@ -125,3 +126,12 @@ def merge_query(operator: bytes, request: bytes) -> bytes:
     taken = {_name(pair) for pair in own}
     rest = [pair for pair in request.split(b"&") if pair and _name(pair) not in taken]
     return b"&".join(own + rest)
+
+
+def hide_query_values(query: str) -> str:
+    """`key=K&api-version=2&K2` as `key=***&api-version=***&***`: the names stay (they say
+    what was sent), every value is hidden, and a member without `=` may be a key itself."""
+    return "&".join(
+        name + "=***" if eq else "***"
+        for name, eq, _ in (member.partition("=") for member in query.split("&"))
+    )

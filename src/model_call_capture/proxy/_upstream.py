@@ -3,8 +3,10 @@
 The URL may carry credentials: userinfo (`http://user:pw@gateway/v1`) and query parameters
 (`?key=...`). They are the operator's: they go upstream with every call (userinfo as HTTP
 Basic `Authorization`, as httpx would send it, the query merged into every request's), and
-nowhere else. Messages and logs name the upstream by `display` (scheme, host, port and
-path), and `scrub` blanks the secrets out of any text that could quote them.
+nowhere else. Messages and logs name the upstream by `display`: the URL without its
+userinfo and with its query values hidden (`https://gw:8443/v1?key=***`), and otherwise
+whole. `scrub` blanks the credentials out of text that could quote them (an error an
+upstream or httpx raised).
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ import base64
 from urllib.parse import unquote
 
 import httpx
+
+from ._target import hide_query_values
 
 __all__ = ["Upstream"]
 
@@ -23,7 +27,9 @@ def _display(url: httpx.URL) -> str:
     host = f"[{url.host}]" if ":" in url.host else url.host
     port = f":{url.port}" if url.port is not None else ""
     path = url.raw_path.split(b"?", 1)[0].decode("ascii", "replace")
-    return f"{url.scheme}://{host}{port}{'' if path == '/' else path}"
+    query = url.query.decode("ascii", "replace")
+    hidden = f"?{hide_query_values(query)}" if query else ""
+    return f"{url.scheme}://{host}{port}{'' if path == '/' and not hidden else path}{hidden}"
 
 
 class Upstream:
@@ -33,7 +39,7 @@ class Upstream:
     URL without its credentials.
     """
 
-    __slots__ = ("authorization", "base_path", "display", "origin", "query", "_secrets")
+    __slots__ = ("authorization", "base_path", "display", "origin", "query", "_secrets", "_url")
 
     def __init__(self, url: str) -> None:
         try:
@@ -58,13 +64,15 @@ class Upstream:
         self.query: bytes = parsed.query
         """The raw query of the upstream URL, merged into every request's."""
         self.display = _display(parsed)
-        """How messages and logs name the upstream: no userinfo, no query."""
+        """How messages and logs name the upstream: no userinfo, query values hidden."""
         self.authorization: bytes | None = None
         """`Basic ...` from the URL's userinfo; it replaces a client's Authorization."""
         if parsed.userinfo:
             userpass = f"{parsed.username}:{parsed.password}".encode()
             self.authorization = b"Basic " + base64.b64encode(userpass)
-        secrets = {url, parsed.userinfo.decode("ascii", "replace"), self.query.decode("ascii")}
+        # The URL whole is shown as `display` wherever it is quoted; its parts are hidden.
+        self._url = url
+        secrets = {parsed.userinfo.decode("ascii", "replace"), self.query.decode("ascii")}
         secrets |= {parsed.username, parsed.password}
         secrets |= set(parsed.userinfo.decode("ascii", "replace").split(":", 1))
         for pair in self.query.decode("ascii").split("&"):
@@ -74,7 +82,9 @@ class Upstream:
         self._secrets = sorted((s for s in secrets if s), key=len, reverse=True)
 
     def scrub(self, text: str) -> str:
-        """`text` with every credential of the upstream URL replaced by `***`."""
+        """`text` with the upstream URL as `display`, and every other credential of it
+        (userinfo, its parts, query values, decoded or not) replaced by `***`."""
+        text = text.replace(self._url, self.display)
         for secret in self._secrets:
             text = text.replace(secret, _HIDDEN)
         return text
