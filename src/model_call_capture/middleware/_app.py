@@ -59,7 +59,7 @@ class CaptureMiddleware:
                     raise ValueError(
                         "model_call_capture_dir is required when observability_enabled is true"
                     )
-                store = CaptureStore(config.model_call_capture_dir)
+                store = CaptureStore(config.model_call_capture_dir, layout=config.capture_layout)
             self.store = store
         self.live = _live_spans(config) if self.store is not None else None
         """The sender of live GenAI spans (`otlp_endpoint`), None when it is not set."""
