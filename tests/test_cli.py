@@ -186,6 +186,27 @@ def test_validate_names_file_and_line_of_each_problem_in_a_damaged_copy(
     ]
 
 
+def test_lines_that_are_not_captures_are_unreadable_to_every_command(
+    demo: tuple[Path, Any], mcc: Run, tmp_path: Path
+) -> None:
+    demo_dir, _ = demo
+    code, out, _ = mcc("validate", str(demo_dir / "rollouts.jsonl"))
+    assert code == 1
+    assert out.count("contract: not a capture line") == 4 and "4 of 4 lines invalid" in out
+    copy = tmp_path / "calls"
+    copy.mkdir()
+    lines = (demo_dir / "model-calls" / "0-0.capture.jsonl").read_bytes().splitlines()
+    (copy / "r.capture.jsonl").write_bytes(b"\n".join([lines[0], b'{"a":1}', lines[1], b""]))
+    code, out, _ = mcc("validate", str(copy))
+    assert code == 1 and f"{copy / 'r.capture.jsonl'}:2: contract: not a capture line" in out
+    code, out, _ = mcc("stats", str(copy), "--json")
+    assert code == 0 and sum(row["calls"] for row in json.loads(out)) == 2
+    code, out, _ = mcc("show", str(copy), "r")
+    assert code == 0 and out.startswith("rollout r: 2 calls") and "1 unreadable line" in out
+    code, out, _ = mcc("show", str(copy), "r", "--raw")
+    assert [c["call_index"] for c in json.loads(out)["calls"]] == [0, 2]
+
+
 def test_validate_refuses_a_missing_path_in_one_line(mcc: Run, tmp_path: Path) -> None:
     code, out, err = mcc("validate", str(tmp_path / "nope"))
     assert (code, out, err) == (
@@ -486,7 +507,7 @@ def test_schema_lists_the_schemas(mcc: Run) -> None:
 
 # -- every command -------------------------------------------------------------------
 
-COMMANDS = ["demo", "serve", "validate", "show", "stats", "export", "schema", "view"]
+COMMANDS = ["demo", "serve", "validate", "show", "stats", "export", "schema", "view", "compact"]
 
 
 @pytest.mark.parametrize("command", COMMANDS)

@@ -640,3 +640,12 @@ def test_every_list_of_dialect_names_is_the_registry_s() -> None:
     assert _load("v1/model-call-capture.schema.json")["$defs"]["Dialect"]["enum"] == names
     literal = typing.get_args(PydanticDialect.__value__)[0]
     assert list(typing.get_args(literal)) == names
+
+
+def test_the_genai_mapping_names_every_dialect() -> None:
+    # OpenTelemetry's operation, provider and token cap of each dialect (`genai`) are
+    # facts per dialect name: a dialect added to the registry must get them too.
+    from model_call_capture import genai
+
+    names = set(DIALECTS)
+    assert set(genai._OPERATION) == set(genai._PROVIDER) == set(genai._MAX_TOKENS) == names

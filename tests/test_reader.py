@@ -9,18 +9,20 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, cast
 
+import msgspec
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from model_call_capture.contracts import CaptureLine
 from model_call_capture.errors import (
     DamagedLineError,
     LineTooLongError,
     NotARegularFileError,
     UnsupportedFormatError,
 )
-from model_call_capture.reader import CaptureLines, OversizedLine, RawLines
-from model_call_capture.records import decode_line_lazily
+from model_call_capture.reader import CaptureLines, OversizedLine, RawLines, decode_capture_line
+from model_call_capture.records import decode_line_lazily, decode_line_without_payloads
 
 _PATH = Path("/captures/r.capture.jsonl")
 
@@ -218,3 +220,33 @@ def test_a_fifo_or_a_directory_named_like_a_capture_file_is_refused_by_name(
             store.read_available(rollout_id)
         assert e.value.filename == str(tmp_path / f"{rollout_id}.capture.jsonl")
         assert isinstance(e.value, OSError)
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b"{}",
+        b'{"a": 1}',
+        # A collector's rollout record: a `response` of its own, nothing of a capture line.
+        b'{"response": {"id": "r"}, "reward": 1.0, "_ng_task_index": 0, "ng_model_call_capture": {}}',
+    ],
+)
+def test_an_object_that_is_not_a_capture_line_is_damaged(raw: bytes) -> None:
+    wanted = "^not a capture line: no member of a capture line besides `response`"
+    for decode in (decode_capture_line, decode_line_lazily, decode_line_without_payloads):
+        with pytest.raises(msgspec.ValidationError, match=wanted):
+            decode(raw, path=None, line_index=None)
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b'{"request": {"i": 0}, "response": {}}',  # NeMo Gym's minimal line
+        b'{"request": null}',
+        b'{"model_call_id": null}',
+        b'{"dialect": "chat", "response": {"id": "x"}}',
+    ],
+)
+def test_any_member_of_a_capture_line_but_response_makes_one(raw: bytes) -> None:
+    for decode in (decode_capture_line, decode_line_lazily, decode_line_without_payloads):
+        assert isinstance(decode(raw, path=None, line_index=None), CaptureLine)

@@ -188,8 +188,10 @@ def test_read_available_skips_damaged_lines_and_keeps_positions(tmp_path: Path) 
     records, invalid = read_available_model_call_records(store, "r")
     assert [(r.call_index, r.model_call_id) for r in records] == [(0, "a"), (2, "b")]
     assert invalid == 2
+    minimal = b'{"request": {"i": 0}, "response": {}}'  # as NeMo Gym's tests write them
     assert [
-        r.call_index for r in read_model_call_records(_write(tmp_path, b"{}\n\n{}\n"), "r")
+        r.call_index
+        for r in read_model_call_records(_write(tmp_path, minimal + b"\n\n" + minimal), "r")
     ] == [0, 1]
 
 

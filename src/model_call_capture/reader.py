@@ -11,6 +11,13 @@ The one home of the rules every reader shares (the store, the records, `mcc vali
 - A line of a newer format major raises `UnsupportedFormatError` (checked first, so it is
   never mistaken for a damaged line). Any other line that is not a valid `CaptureLine` is
   damaged: counted and skipped, or raised as `DamagedLineError` by a strict reader.
+- A capture line is a JSON object with at least one member of a capture line besides
+  `response` (`CAPTURE_MEMBERS`; null counts): NeMo Gym and this library write eleven
+  of them on every line, while other JSON lines have none (`{"a": 1}`) or only a
+  `response` of their own (a collector's `rollouts.jsonl`). Any other object is
+  damaged ("not a capture line"), never a call whose every field is unknown. The JSON
+  Schema leaves every field optional, as in v1: the rule is this reader's, checked by
+  every reader and by `mcc validate`.
 
 - A line longer than `max_line_bytes` (default `DEFAULT_MAX_LINE_BYTES`) is damaged too
   (`LineTooLongError` for a strict reader): it is read past, never held in memory.
@@ -51,14 +58,17 @@ from .contracts import CAPTURE_LINE_FORMAT, CaptureLine
 from .errors import DamagedLineError, LineTooLongError, UnsupportedFormatError
 
 __all__ = [
+    "CAPTURE_MEMBERS",
     "DEFAULT_MAX_LINE_BYTES",
     "CaptureLines",
     "LineDecoder",
     "LineRun",
+    "NotACaptureLineError",
     "OversizedLine",
     "RawLines",
     "check_format",
     "decode_capture_line",
+    "is_capture_object",
 ]
 
 _FORMAT_NAME = CAPTURE_LINE_FORMAT.split("/")[0]
@@ -123,7 +133,34 @@ def decode_capture_line(
             check_format(obj["format"], path=path, line_index=line_index)
         raise
     check_format(line.format, path=path, line_index=line_index)
+    # Only a line without these two (null or absent) is worth decoding again to judge.
+    if line.request is None and line.model_call_id is None:
+        if not is_capture_object(_codec.decode_object(raw) or {}):
+            raise NotACaptureLineError()
     return line
+
+
+CAPTURE_MEMBERS = frozenset(CaptureLine.__struct_fields__) - {"response"}
+"""A capture line has at least one of these (null counts): the rule that tells a capture
+line from any other JSON object (see the module docstring)."""
+
+
+def is_capture_object(obj: dict[str, Any]) -> bool:
+    """Whether the decoded line `obj` is a capture line by `CAPTURE_MEMBERS`."""
+    return not CAPTURE_MEMBERS.isdisjoint(obj)
+
+
+class NotACaptureLineError(msgspec.ValidationError):
+    """A valid JSON object that is not a capture line: no member of one but `response`.
+
+    A `msgspec.ValidationError`, so every reader counts the line as damaged.
+    """
+
+    def __init__(self) -> None:
+        super().__init__(
+            "not a capture line: no member of a capture line besides `response` (such "
+            "as `request`, `model_call_id`, `dialect`)"
+        )
 
 
 class OversizedLine(bytes):
@@ -152,11 +189,15 @@ class RawLines:
     A line over `max_line_bytes` is yielded as an `OversizedLine` (its bytes dropped as
     they are read). Once iterated to the end, `count` holds the number of lines, blank
     ones included.
+
+    `hold_tail()`, if given, says whether a last line without its newline may still be
+    being written (by a segment's live writer): it is then left out, its bytes not in `size`.
     """
 
     __slots__ = (
         "_chunks",
         "_editor",
+        "_hold_tail",
         "count",
         "max_line_bytes",
         "numbered",
@@ -170,9 +211,11 @@ class RawLines:
         *,
         numbering: Literal["gym", "editor"] = "gym",
         max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+        hold_tail: Callable[[], bool] | None = None,
     ) -> None:
         self._chunks = chunks
         self._editor = numbering == "editor"
+        self._hold_tail = hold_tail
         self.max_line_bytes = max_line_bytes
         """Lines longer than this are yielded as `OversizedLine`."""
         self.count = 0
@@ -242,6 +285,8 @@ class RawLines:
                 held = end - start
                 if held <= cap:
                     pieces.append(chunk[start:] if start else chunk)
+        if held and self._hold_tail is not None and self._hold_tail():
+            size, held = size - held, 0  # being written: read from its start next time
         if held:
             count += 1
             line = b"".join(pieces) if held <= cap else _oversized(held)
@@ -376,7 +421,7 @@ class CaptureLines:
     every line gets the verdict and the index `decode` gives it.
     """
 
-    __slots__ = ("_decode", "_decode_run", "_lines", "damaged", "path", "strict")
+    __slots__ = ("_decode", "_decode_run", "_lines", "damaged", "damaged_files", "path", "strict")
 
     def __init__(
         self,
@@ -396,6 +441,7 @@ class CaptureLines:
         """Raise on the first damaged line instead of counting it."""
         self.damaged = 0
         """Damaged lines skipped so far."""
+        self.damaged_files: dict[Path, int] = {}  # the damaged lines of each file
 
     def __iter__(self) -> Iterator[tuple[int, CaptureLine]]:
         lines = self._lines
@@ -422,28 +468,32 @@ class CaptureLines:
     def _decoded(self, lines: Iterable[tuple[int, bytes]]) -> Iterator[tuple[int, CaptureLine]]:
         decode = self._decode
         path = self.path
+        merged: Any = self._lines if hasattr(self._lines, "source") else None  # MergedLines
         for index, raw in lines:
+            path, at = (merged.source, merged.position) if merged else (path, index)
             if type(raw) is OversizedLine:
                 if self.strict:
                     raise LineTooLongError(
-                        f"capture line too long in {path}, line {index} (0-based, blank lines "
+                        f"capture line too long in {path}, line {at} (0-based, blank lines "
                         f"not counted): {raw.size} bytes, over the cap of this reader",
                         path=path,
-                        line_index=index,
+                        line_index=at,
                         size=raw.size,
                     )
                 self.damaged += 1
+                self.damaged_files[path] = self.damaged_files.get(path, 0) + 1
                 continue
             try:
-                line = decode(raw, path=path, line_index=index)
+                line = decode(raw, path=path, line_index=at)
             except _DAMAGED as exc:
                 if self.strict:
                     raise DamagedLineError(
-                        f"damaged capture line in {path}, line {index} (0-based, blank lines "
+                        f"damaged capture line in {path}, line {at} (0-based, blank lines "
                         f"not counted): {exc}",
                         path=path,
-                        line_index=index,
+                        line_index=at,
                     ) from exc
                 self.damaged += 1
+                self.damaged_files[path] = self.damaged_files.get(path, 0) + 1
                 continue
             yield index, line

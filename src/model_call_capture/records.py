@@ -3,8 +3,8 @@
 A `ModelCallRecord` is one capture line plus what its dialect derives from the request
 and response (ids, model, tokens, tool calls, reasoning). `call_index` is the line's
 durable append position in its rollout's files, numbered as NeMo Gym numbers it (blank
-lines not counted, damaged lines counted; a rollout of several files numbers on from one
-to the next, `store.RolloutLines`). Metrics are sums over the known values of a set of
+lines not counted, damaged lines counted; a rollout of several files, its shared file and
+its segments, is read merged by `completed_at`, `store.RolloutLines`). Metrics are sums over the known values of a set of
 records: a value no record reported stays null, never 0.
 """
 
@@ -64,7 +64,7 @@ class _HeadLine(CaptureLine, kw_only=True):
     field is decoded and validated as `CaptureLine` does.
     """
 
-    request: RequestView | None = None  # type: ignore[assignment]
+    request: RequestView | None | msgspec.UnsetType = msgspec.UNSET  # type: ignore[assignment]
     response: msgspec.Raw | msgspec.UnsetType = msgspec.UNSET  # type: ignore[assignment]
 
 
@@ -84,6 +84,19 @@ _REFUSED = (msgspec.DecodeError, UnicodeDecodeError, RecursionError, _NotAnObjec
 """What a line the fast decoders do not take raises (it is decoded again by the fallback)."""
 
 
+def _request_text(payload: msgspec.Raw | msgspec.UnsetType) -> msgspec.Raw | None:
+    """`_object_text` of a request; `_NotAnObject` for an absent one (the full decoder then
+    judges whether the line is a capture line at all: `reader.CAPTURE_MEMBERS`)."""
+    if type(payload) is not msgspec.Raw:  # inline, not a call of `_object_text`: every line
+        raise _NotAnObject
+    first = _first_byte(payload)[0]
+    if first == _OBJECT:
+        return payload
+    if first == _NULL:
+        return None
+    raise _NotAnObject
+
+
 def _object_text(payload: msgspec.Raw | msgspec.UnsetType) -> msgspec.Raw | None:
     """The JSON text of an object payload, None for null or absent; `_NotAnObject` else."""
     if type(payload) is not msgspec.Raw:
@@ -96,8 +109,12 @@ def _object_text(payload: msgspec.Raw | msgspec.UnsetType) -> msgspec.Raw | None
     raise _NotAnObject
 
 
-def _request_members(view: RequestView | None) -> dict[str, Any] | None:
-    return None if view is None else msgspec.structs.asdict(view)
+def _request_members(view: RequestView | None | msgspec.UnsetType) -> dict[str, Any] | None:
+    if view is None:
+        return None
+    if view is msgspec.UNSET:
+        raise _NotAnObject  # absent: the full decoder judges the line (`CAPTURE_MEMBERS`)
+    return msgspec.structs.asdict(view)
 
 
 def _checked_payloads(line: Any, request: Callable[[Any], Any]) -> CaptureLine:
@@ -146,7 +163,7 @@ def decode_line_lazily(raw: bytes, *, path: Path | None, line_index: int | None)
     lines it cannot take): the payloads are an object's JSON text (`msgspec.Raw`) or
     None, or dicts when the line had to be decoded again.
     """
-    return _decode_checked(_lazy_line, _object_text, raw, path, line_index, decode_capture_line)
+    return _decode_checked(_lazy_line, _request_text, raw, path, line_index, decode_capture_line)
 
 
 def decode_line_without_payloads(
@@ -211,8 +228,8 @@ _DECODERS: dict[str, LineDecoder] = {
 class RecordStream:
     """The records of one rollout, built one at a time as it is iterated (bounded memory).
 
-    Every file of the rollout is read in its order (`store.RolloutLines`), and a record's
-    `call_index` is its line's index there. `damaged` counts the damaged lines skipped so
+    Every file of the rollout is read (`store.RolloutLines`: several merged in one
+    documented order), and a record's `call_index` is its line's index there. `damaged` counts the damaged lines skipped so
     far (a strict stream raises `DamagedLineError` naming the file and line instead);
     `lines` is the reading itself (`count` once done). `payloads` says how records hold
     their payloads (`Payloads`).

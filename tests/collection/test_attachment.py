@@ -222,7 +222,9 @@ def test_a_fifo_is_an_unreadable_gap_and_a_line_over_the_cap_a_damaged_one(
     assert "not a regular file (a FIFO)" in gaps[0]["detail"]
 
     store = CaptureStore(tmp_path, max_line_bytes=64)
-    (tmp_path / "q.capture.jsonl").write_bytes(b'{"model_call_id": "' + b"x" * 100 + b'"}\n{}\n')
+    (tmp_path / "q.capture.jsonl").write_bytes(
+        b'{"model_call_id": "' + b"x" * 100 + b'"}\n{"request": null}\n'
+    )
     records, damaged = read_available_model_call_records(store, "q")
     assert ([r.call_index for r in records], damaged) == ([1], 1)
 

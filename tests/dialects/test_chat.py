@@ -32,7 +32,6 @@ from conftest import (
     FULL_CORPUS,
     FULL_GYM_REFERENCE,
     GYM_REFERENCE,
-    derive_uncaught,
     needs_full_corpus,
 )
 from memory_tools import reassemble_in_chunks, traced_peak
@@ -43,7 +42,7 @@ from model_call_capture.reassembly import StreamReassembler, reassemble_stream
 from model_call_capture.sse import SseEvent
 from schema_tools import SCHEMAS_DIR, reduce_schema_file, reduce_struct, schema_registry
 
-from .conftest import DERIVED_FIELDS, FORMS, as_json_text, json_values, undescribed_properties
+from .conftest import DERIVED_FIELDS, FORMS, undescribed_properties
 
 CHAT_STREAMS = sorted(CORPUS.glob("streams/chat/*.sse"))
 CHAT_JSON = sorted(CORPUS.glob("json/chat/*.json"))
@@ -1131,34 +1130,6 @@ def test_derive_legacy_function_call_and_odd_tool_calls(form: Any) -> None:
         ToolCall(call_id="c3", name=None, arguments=None),
         ToolCall(call_id=None, name="f", arguments={}),
     ]
-
-
-_keys = st.sampled_from(
-    ["choices", "message", "usage", "tool_calls", "function", "arguments", "id", "model", "index"]
-)
-_json_values = json_values(_keys)
-
-
-@settings(max_examples=200, deadline=None)
-@given(
-    request=st.none() | st.dictionaries(_keys, _json_values, max_size=3),
-    response=st.none() | st.dictionaries(_keys, _json_values, max_size=4),
-)
-def test_derive_never_raises(request: Any, response: Any) -> None:
-    # Inside derive's catch-all: the net keeps a record alive, it must not be what passes.
-    derived = derive_uncaught("chat", request, response)
-    assert chat.derive(request, response) == derived
-
-
-@settings(max_examples=300)
-@given(
-    request=st.none() | st.dictionaries(_keys, _json_values, max_size=3),
-    response=st.none() | st.dictionaries(_keys, _json_values, max_size=4),
-)
-def test_derive_from_json_text_equals_derive_from_the_dicts(request: Any, response: Any) -> None:
-    assert chat.derive(as_json_text(request), as_json_text(response)) == chat.derive(
-        request, response
-    )
 
 
 # --- derive against NeMo Gym -------------------------------------------------------------

@@ -31,7 +31,7 @@ from model_call_capture.dialects.base import Derived, StreamResult
 from model_call_capture.reassembly import StreamReassembler
 from schema_tools import reduce_schema_file, reduce_struct
 
-from .conftest import DERIVED_FIELDS, FORMS, as_json_text, json_values, undescribed_properties
+from .conftest import DERIVED_FIELDS, FORMS, undescribed_properties
 
 SCHEMA_PATH = "v1/dialects/anthropic-messages.schema.json"
 SCHEMA_FILE = Path(__file__).resolve().parents[2] / "schemas" / SCHEMA_PATH
@@ -938,39 +938,6 @@ def test_derive_rejects_bad_counts(
 @FORMS
 def test_derive_never_raises(response: Any, form: Any) -> None:
     assert messages.derive(form({"model": "claude-x"}), form(response)) == Derived(model="claude-x")
-
-
-_keys = st.sampled_from(
-    [
-        "id",
-        "model",
-        "stop_reason",
-        "usage",
-        "content",
-        "type",
-        "name",
-        "input",
-        "thinking",
-        "input_tokens",
-        "output_tokens",
-        "cache_read_input_tokens",
-        "cache_creation_input_tokens",
-    ]
-)
-_json_values = json_values(_keys)
-
-
-@settings(max_examples=300)
-@given(
-    request_body=st.none() | st.dictionaries(_keys, _json_values, max_size=3),
-    response=st.none() | st.dictionaries(_keys, _json_values, max_size=5),
-)
-def test_derive_from_json_text_equals_derive_from_the_dicts(
-    request_body: Any, response: Any
-) -> None:
-    assert messages.derive(as_json_text(request_body), as_json_text(response)) == messages.derive(
-        request_body, response
-    )
 
 
 # --- schema -----------------------------------------------------------------------------

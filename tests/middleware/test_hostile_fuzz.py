@@ -38,6 +38,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
+from asgi_tools import AppError, Response, scripted_app, split
 from model_call_capture.contracts import CaptureConfig
 from model_call_capture.middleware import CaptureMiddleware
 from model_call_capture.redaction import SECRET_KEY_PATTERNS, Redactor
@@ -131,11 +132,6 @@ def sse_streams(draw: st.DrawFn) -> bytes:
     return b"".join(draw(st.permutations(events)) if draw(st.booleans()) else events)
 
 
-def _split(body: bytes, cuts: list[int]) -> list[bytes]:
-    points = sorted({c % (len(body) + 1) for c in cuts})
-    return [body[a:b] for a, b in zip([0, *points], [*points, len(body)], strict=True)]
-
-
 @st.composite
 def encoded(draw: st.DrawFn, body: bytes) -> tuple[bytes, list[tuple[bytes, bytes]]]:
     """`body` maybe content-encoded (or lying about it), and the headers saying so."""
@@ -150,7 +146,7 @@ def encoded(draw: st.DrawFn, body: bytes) -> tuple[bytes, list[tuple[bytes, byte
 
 
 @st.composite
-def responses(draw: st.DrawFn) -> tuple[int, list[tuple[bytes, bytes]], list[bytes]]:
+def responses(draw: st.DrawFn) -> Response:
     body = draw(sse_streams() | raw_bodies())
     body, headers = draw(encoded(body))
     content_type = draw(
@@ -163,7 +159,7 @@ def responses(draw: st.DrawFn) -> tuple[int, list[tuple[bytes, bytes]], list[byt
     if draw(st.booleans()):
         length = len(body) + draw(st.sampled_from([0, 0, -1, 1, 10**9]))
         headers.append((b"content-length", str(max(length, 0)).encode()))
-    chunks = _split(body, draw(st.lists(st.integers(0, 10**6), max_size=8))) or [b""]
+    chunks = split(body, draw(st.lists(st.integers(0, 10**6), max_size=8))) or [b""]
     return draw(st.sampled_from([200, 200, 201, 400, 500])), headers, chunks
 
 
@@ -177,38 +173,6 @@ def directory() -> Iterator[Path]:
     path = Path(tempfile.mkdtemp(prefix="mcc-mw-fuzz-", dir=root))
     yield path
     shutil.rmtree(path)
-
-
-class AppError(Exception):
-    """What the app raises part way through, on purpose."""
-
-
-def _app(
-    response: tuple[int, list[tuple[bytes, bytes]], list[bytes]],
-    raise_at: int | None,
-    received: list[bytes],
-    sent: list[dict[str, Any]],
-) -> Any:
-    status, headers, chunks = response
-
-    async def app(scope: Any, receive: Any, send: Any) -> None:
-        while True:
-            message = await receive()
-            received.append(message.get("body", b""))
-            if not message.get("more_body", False):
-                break
-        messages = [{"type": "http.response.start", "status": status, "headers": headers}]
-        messages += [
-            {"type": "http.response.body", "body": c, "more_body": i < len(chunks) - 1}
-            for i, c in enumerate(chunks)
-        ]
-        for n, message in enumerate(messages):
-            if n == raise_at:
-                raise AppError("the app failed part way")
-            sent.append(message)
-            await send(message)
-
-    return app
 
 
 @settings(
@@ -236,14 +200,14 @@ def test_hostile_calls_are_served_unchanged_and_recorded_validly(
     dialect: str,
     request: tuple[bytes, list[tuple[bytes, bytes]]],
     cuts: list[int],
-    response: tuple[int, list[tuple[bytes, bytes]], list[bytes]],
+    response: Response,
     raise_at: int | None,
     redact: bool,
     budget: int,
     raw_policy: str,
 ) -> None:
     body, request_headers = request
-    pieces = _split(body, cuts)
+    pieces = split(body, cuts)
     received: list[bytes] = []
     sent: list[dict[str, Any]] = []
     config = CaptureConfig(
@@ -254,7 +218,7 @@ def test_hostile_calls_are_served_unchanged_and_recorded_validly(
         capture_stream_raw=raw_policy,  # type: ignore[arg-type]
     )
     mw = CaptureMiddleware(
-        _app(response, raise_at, received, sent),
+        scripted_app(response, raise_at, received, sent),
         config=config,
         model_server_name="fuzz",
         redact=Redactor(["request.api_key"], SECRET_KEY_PATTERNS) if redact else None,

@@ -26,6 +26,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from asgi_tools import AppError, Response, scripted_app, split
 from conftest import CORPUS, SAMPLES, derive_uncaught, state_failures
 from model_call_capture import _codec
 from model_call_capture.contracts import CaptureConfig, CaptureLine, ModelCallRecord
@@ -153,11 +154,6 @@ sse_alphabet = st.sampled_from(
 sse_bodies = st.lists(sse_alphabet, max_size=40).map(b"".join) | st.binary(max_size=200)
 
 
-def _split(body: bytes, cuts: list[int]) -> list[bytes]:
-    points = sorted({c % (len(body) + 1) for c in cuts})
-    return [body[a:b] for a, b in zip([0, *points], [*points, len(body)], strict=True)]
-
-
 def _decode(chunks: list[bytes]) -> list[tuple[bytes, str, str | None]]:
     decoder = SseDecoder()
     events: list[SseEvent] = []
@@ -175,7 +171,7 @@ def test_sse_decoder_agrees_with_the_reference_however_the_bytes_are_split(
     _count("SSE decoder")
     expected = [(e.data, e.event, e.id) for e in sse_oracle(body)]
     assert _decode([body]) == expected
-    assert _decode(_split(body, cuts)) == expected
+    assert _decode(split(body, cuts)) == expected
     assert _decode([body[i : i + 1] for i in range(len(body))]) == expected
 
 
@@ -260,11 +256,11 @@ def test_reassembly_is_the_same_however_a_recorded_stream_is_split(data: st.Data
     cuts = data.draw(st.lists(st.integers(0, len(body)), max_size=30))
     whole = StreamReassembler(dialect)
     whole.feed(body)
-    split = StreamReassembler(dialect)
-    for chunk in _split(body, cuts):
-        split.feed(chunk)
-    assert split.terminal == whole.terminal
-    expected, got = whole.finish(), split.finish()
+    in_pieces = StreamReassembler(dialect)
+    for chunk in split(body, cuts):
+        in_pieces.feed(chunk)
+    assert in_pieces.terminal == whole.terminal
+    expected, got = whole.finish(), in_pieces.finish()
     assert (got.response, got.terminal, got.truncated, got.error) == (
         expected.response,
         expected.terminal,
@@ -372,7 +368,7 @@ content_types = st.sampled_from(
 
 
 @st.composite
-def responses(draw: st.DrawFn) -> tuple[int, list[tuple[bytes, bytes]], list[bytes]]:
+def responses(draw: st.DrawFn) -> Response:
     dialect_body = b""
     if draw(st.booleans()):
         dialect_body = draw(st.sampled_from([b for bodies in STREAMS.values() for b in bodies]))
@@ -388,7 +384,7 @@ def responses(draw: st.DrawFn) -> tuple[int, list[tuple[bytes, bytes]], list[byt
         headers.append((b"content-encoding", b"gzip"))
     if draw(st.integers(0, 5)) == 0:
         body = draw(st.binary(max_size=50))  # a body that lies about its encoding/type
-    chunks = _split(body, draw(st.lists(st.integers(0, 100_000), max_size=10)))
+    chunks = split(body, draw(st.lists(st.integers(0, 100_000), max_size=10)))
     status = draw(st.sampled_from([200, 200, 200, 201, 400, 401, 429, 500, 503]))
     return status, headers, chunks
 
@@ -404,35 +400,14 @@ def test_the_middleware_forwards_every_message_unchanged(
     middleware: tuple[CaptureMiddleware, Path],
     path: str,
     request: list[bytes],
-    response: tuple[int, list[tuple[bytes, bytes]], list[bytes]],
+    response: Response,
     raise_at: int | None,
 ) -> None:
     _count("middleware")
     mw, directory = middleware
-    status, headers, chunks = response
     sent_by_app: list[dict[str, Any]] = []
     received_by_app: list[bytes] = []
-
-    class AppError(Exception):
-        pass
-
-    async def app(scope: Any, receive: Any, send: Any) -> None:
-        while True:
-            message = await receive()
-            received_by_app.append(message.get("body", b""))
-            if not message.get("more_body", False):
-                break
-        messages = [{"type": "http.response.start", "status": status, "headers": headers}]
-        messages += [
-            {"type": "http.response.body", "body": c, "more_body": i < len(chunks) - 1}
-            for i, c in enumerate(chunks)
-        ]
-        for n, message in enumerate(messages):
-            if raise_at == n:
-                raise AppError("the app failed mid-response")
-            sent_by_app.append(message)
-            await send(message)
-
+    app = scripted_app(response, raise_at, received_by_app, sent_by_app)
     forwarded: list[dict[str, Any]] = []
 
     async def send(message: Any) -> None:

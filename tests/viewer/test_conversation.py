@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import msgspec
 
+from conftest import COMPLETIONS_QUESTIONS, CompletionsRollout
 from model_call_capture.dialects.base import StatedError
 from model_call_capture.store import CaptureStore
 from model_call_capture.viewer import CallView, Entries, Limits, build_conversation
@@ -250,3 +252,55 @@ def test_a_call_shows_the_error_its_api_stated(tmp_path: Path, demo_calls: Path)
         StatedError(message="model not loaded"),
         None,
     ]
+
+
+def _completion_line(prompt: Any, text: str, started_at: float) -> bytes:
+    """One legacy Completions capture line: its prompt (a text or ids) and one choice."""
+    return json.dumps(
+        {
+            "model_call_id": f"call-{started_at}",
+            "dialect": "completions",
+            "started_at": started_at,
+            "status_code": 200,
+            "request": {"model": "m", "prompt": prompt},
+            "response": {"id": "cmpl-1", "choices": [{"index": 0, "text": text}]},
+        }
+    ).encode()
+
+
+def test_a_completion_prompt_that_goes_on_from_the_last_is_shown_from_there(
+    tmp_path: Path,
+) -> None:
+    store = CaptureStore(tmp_path)
+    store.append("r", _completion_line("Q: Paris?\nA:", " Rain.", 1.0))
+    store.append("r", _completion_line("Q: Paris?\nA: Rain.\nQ: Rome?\nA:", " Sun.", 2.0))
+    store.append("r", _completion_line("Q: Oslo?\nA:", " Snow.", 3.0))  # a new conversation
+    items = build_conversation(
+        "r", Entries(store.rollout("r"), max_line_bytes=store.max_line_bytes)
+    ).items
+    assert [
+        (c.input_note, [(t.role, [p.text for p in t.parts]) for t in c.input])
+        for c in items
+        if isinstance(c, CallView)
+    ] == [
+        (None, [("prompt", ["Q: Paris?\nA:"])]),
+        ("the prompt above and its answer, then this", [("prompt", ["\nQ: Rome?\nA:"])]),
+        ("this request does not continue the history above", [("prompt", ["Q: Oslo?\nA:"])]),
+    ]
+
+
+def test_token_id_prompts_of_a_token_in_token_out_rollout_show_their_new_ids(
+    completions_rollout: CompletionsRollout,
+) -> None:
+    store = CaptureStore(completions_rollout.directory)
+    rollout = completions_rollout.rollout_id
+    items = build_conversation(
+        rollout, Entries(store.rollout(rollout), max_line_bytes=store.max_line_bytes)
+    ).items
+    calls = [c for c in items if isinstance(c, CallView)]
+    assert json.loads(calls[0].input[0].parts[0].text) == completions_rollout.seen[0][0]
+    for call, question in zip(calls[1:], COMPLETIONS_QUESTIONS[1:], strict=True):
+        new = list(f"Q: {question}\nA:".encode())
+        assert call.input_note == f"the prompt above and its answer, then {len(new)} new token ids"
+        assert [p.name for t in call.input for p in t.parts] == ["token_ids"]
+        assert json.loads(call.input[0].parts[0].text) == new

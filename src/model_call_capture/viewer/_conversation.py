@@ -4,7 +4,9 @@ Each call's request carries the whole history so far; a person wants each turn o
 So a call shows the turns of its request that the previous call had not already shown
 (its request, then its response), then its own response; a request that does not
 continue that history (a retry with another prompt, a second conversation) is shown
-from where it parts from it, with a note. The dialects say what a request and a response
+from where it parts from it, with a note. A request of one part (a completion prompt,
+text or token ids) that is the last call's prompt and answer plus more is shown from
+where it goes on (`_Continued`). The dialects say what a request and a response
 hold (`DialectModule.request_turns` / `response_turns`); this module only diffs and caps.
 
 Both views read this: the web page (as JSON, `/api/rollouts/<id>`) and `mcc show`.
@@ -23,7 +25,7 @@ import msgspec
 from .. import _codec
 from ..contracts import ModelCallRecord, ObservationGap
 from ..dialects import DIALECTS
-from ..dialects.base import Part, StatedError, Turn, stated_error
+from ..dialects.base import Part, StatedError, Turn, stated_error, text_of
 from ..reassembly import StreamReassembler
 from ._entries import Call, DamagedLine
 
@@ -190,11 +192,77 @@ def _turns(record: ModelCallRecord) -> tuple[list[Turn], list[Turn]]:
     return request, response
 
 
+def _only_part(turns: list[Turn]) -> Part | None:
+    """The one part of a request or response of one turn with one part, else None."""
+    return turns[0].parts[0] if len(turns) == 1 and len(turns[0].parts) == 1 else None
+
+
+def _ids(part: Part) -> list[int] | None:
+    """The token ids a `token_ids` part spells (a JSON list), else None."""
+    if part.name != "token_ids":
+        return None
+    try:
+        ids = _codec.decode(part.text)
+    except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
+        return None
+    return ids if isinstance(ids, list) and all(type(i) is int for i in ids) else None
+
+
+class _Continued:
+    """What the next prompt starts with when it continues this call, as a completion prompt
+    (text or token ids) of a multi-turn rollout does: this prompt, then its answer. Such a
+    prompt is shown from where it goes on, instead of as a history that does not continue."""
+
+    __slots__ = ("ids", "text")
+
+    def __init__(self) -> None:
+        self.text: str | None = None
+        self.ids: list[int] | None = None
+
+    def cut(self, request: list[Turn]) -> tuple[list[Turn], str] | None:
+        """The request shown from where it continues the last call, and a note; else None."""
+        part = _only_part(request)
+        if part is None:
+            return None
+        role = request[0].role
+        ids = _ids(part)
+        if ids is not None and self.ids and len(ids) > len(self.ids):
+            if ids[: len(self.ids)] == self.ids:
+                rest = Part(part.kind, text_of(ids[len(self.ids) :]), name=part.name)
+                note = f"the prompt above and its answer, then {len(ids) - len(self.ids)} new token ids"
+                return [Turn(role, [rest])], note
+        text = self.text
+        if (
+            part.kind == "text"
+            and text
+            and len(part.text) > len(text)
+            and part.text.startswith(text)
+        ):
+            rest = Part("text", part.text[len(text) :], name=part.name)
+            return [Turn(role, [rest])], "the prompt above and its answer, then this"
+        return None
+
+    def remember(
+        self, request: list[Turn], response: list[Turn], generated: list[int] | None
+    ) -> None:
+        """Keep what the next prompt would start with (nothing unless one part each way)."""
+        part, answer = _only_part(request), _only_part(response)
+        self.text = self.ids = None
+        if part is None:
+            return
+        if part.kind == "text" and (answer is None or answer.kind == "text"):
+            self.text = part.text + (answer.text if answer is not None else "")
+        ids = _ids(part)
+        if ids is not None and generated is not None:
+            self.ids = ids + generated
+
+
 class _Builder:
     """Accumulates the page: the shown history's keys, tool names, the character budget."""
 
     def __init__(self, limits: Limits) -> None:
         self.limits = limits
+        self.continued = _Continued()
         self.history: list[int] = []
         self.budget = limits.total_chars
         self.tool_names: dict[str, str] = {}
@@ -264,6 +332,9 @@ class _Builder:
             which = "the first turn" if shared == 1 else f"the first {shared} turns"
             note = f"no new input: this request sends {which} above again"
         new = request[shared:]
+        if shared == 0 and self.history and (cut := self.continued.cut(request)) is not None:
+            new, note = cut
+        self.continued.remember(request, response, record.generation_token_ids)
         self.history = keys + [_key(t) for t in response]
         return CallView(
             index=record.call_index,
