@@ -72,7 +72,7 @@ def _validate_row(quick: bool) -> Row:
 def _merged_row(quick: bool) -> Row:
     """Row 6d: a rollout written in three files (its shared file and two segments, the
     segment layout) read merged, against the same lines in its one shared file."""
-    n = 3_000 if quick else 30_000
+    n = 600 if quick else 30_000
     with tempfile.TemporaryDirectory(prefix="mcc-bench-merged-") as tmp:
         one = write_capture_file(Path(tmp), n)
         lines = one.read_bytes().splitlines(keepends=True)
@@ -87,7 +87,7 @@ def _merged_row(quick: bool) -> Row:
         t_merged, t_one = interleaved(
             lambda: read_available_model_call_records(stores[1], ROLLOUT),
             lambda: read_available_model_call_records(stores[0], ROLLOUT),
-            rounds=5,
+            rounds=1 if quick else 5,
             pause_gc=False,
         )
     return Row(
