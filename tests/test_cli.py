@@ -201,6 +201,9 @@ def test_lines_that_are_not_captures_are_unreadable_to_every_command(
     assert code == 1 and f"{copy / 'r.capture.jsonl'}:2: contract: not a capture line" in out
     code, out, _ = mcc("stats", str(copy), "--json")
     assert code == 0 and sum(row["calls"] for row in json.loads(out)) == 2
+    code, out, err = mcc("stats", str(copy))
+    assert code == 0 and "unreadable" not in out  # notes go to stderr, one spelling
+    assert f"1 unreadable line skipped (mcc validate {copy} lists them)" in " ".join(err.split())
     code, out, _ = mcc("show", str(copy), "r")
     assert code == 0 and out.startswith("rollout r: 2 calls") and "1 unreadable line" in out
     code, out, _ = mcc("show", str(copy), "r", "--raw")

@@ -39,6 +39,7 @@ __all__ = [
     "safe_text",
     "stderr",
     "stdout",
+    "unreadable_note",
 ]
 
 
@@ -87,6 +88,15 @@ def stdout() -> Console:
     printed whole at their natural width.
     """
     return Console(highlight=False)
+
+
+def unreadable_note(count: int, directory: str | Path) -> Text:
+    """The one note of every command on the lines it could not read (stderr, yellow)."""
+    lines = "line" if count == 1 else "lines"
+    return Text(
+        safe_text(f"{count:,} unreadable {lines} skipped (mcc validate {directory} lists them)"),
+        style="yellow",
+    )
 
 
 def stderr() -> Console:

@@ -19,7 +19,7 @@ from ..export import DEFAULT_ROW_GROUP_SIZE, SINKS, ExportResult
 from ..export import export as export_rollouts
 from ..export._parquet import ROW_GROUP_BYTES, pandas_refused
 from ..store import CaptureStore
-from ._common import capture_root, jobs_option, literal, stderr, stdout
+from ._common import capture_root, jobs_option, literal, stderr, stdout, unreadable_note
 from ._interchange import format_options, interchange_options
 
 __all__ = ["PAYLOAD_FIELDS", "export", "schema"]
@@ -153,9 +153,7 @@ def _report(result: ExportResult, directory: str) -> None:
             " no place for them (docs/formats.md)[/]"
         )
     if result.damaged:
-        stderr().print(
-            f"[yellow]{result.damaged} unreadable lines skipped (mcc validate {directory} lists them)[/]"
-        )
+        stderr().print(unreadable_note(result.damaged, directory), soft_wrap=True)
     if result.out_of_range:
         stderr().print(
             f"[yellow]{result.out_of_range} values beyond the export's types (int64) written as null[/]"

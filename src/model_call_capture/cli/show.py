@@ -30,6 +30,7 @@ from ._common import (
     safe_text,
     stderr,
     stdout,
+    unreadable_note,
 )
 from ._conversation import conversation_renderables
 from ._stats import FileStats, GroupStats, StatsJob, read_file_stats
@@ -176,12 +177,7 @@ def stats(directory: str, as_json: bool, jobs: int | None, max_line_bytes: int, 
         wide=wide,
     )
     if summary.damaged:
-        console.print(
-            literal(
-                f"{summary.damaged} unreadable lines skipped (mcc validate {directory} lists them)"
-            ),
-            style="yellow",
-        )
+        stderr().print(unreadable_note(summary.damaged, directory), soft_wrap=True)
 
 
 CALL_COLUMNS = (
