@@ -1,5 +1,7 @@
 """Target 3: durable appends.
 
+c) The segment layout against the shared one (rows 3c, 3c'): information, no target.
+
 a) One writer: `CaptureStore.append` against the raw floor measured in the same run (open
    with O_APPEND, one write, fsync, close, of the same bytes): >= 0.9x the floor's
    appends/s.
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import functools
 import os
 import resource
 import tempfile
@@ -155,7 +158,9 @@ def _batches_written_alone(path: Path) -> Iterator[None]:
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
     real = _writer._write_durably
 
-    def write(path: str, lines: Sequence[bytes | bytearray], creation: object) -> None:
+    def write(
+        path: str, lines: Sequence[bytes | bytearray], creation: object, *, strict: bool = False
+    ) -> None:
         os.writev(fd, lines)
         os.fsync(fd)
 
@@ -291,7 +296,57 @@ def run(quick: bool) -> list[Row]:
         except Exception as exc:  # a component not ready: report it, do not crash the run
             rows.append(not_ready("3a", what, ">= 0.9x", f"{type(exc).__name__}: {exc}"))
         rows.extend(_many(root, quick))
+        rows.extend(_layouts(root, quick))
     return rows
+
+
+def _layouts(root: Path, quick: bool) -> list[Row]:
+    """Rows 3c and 3c': the segment layout (`capture_layout: segments`, what `auto` writes
+    where locks are not coherent across hosts) against the shared layout, one writer and
+    64 threads, alternating in one run."""
+    what = "one writer: segments layout, durable appends/s"
+    try:
+        shared = CaptureStore(root / "shared", layout="shared")
+        segments = CaptureStore(root / "segments", layout="segments")
+        sides: list[tuple[CaptureStore, list[float]]] = [(shared, []), (segments, [])]
+        for store, _ in sides:
+            store.append("single", _LINE)  # create the files outside the timing
+        for i in range(10 if quick else 400):
+            for store, out in sides if i % 2 == 0 else sides[::-1]:
+                t = time.perf_counter()
+                store.append("single", _LINE)
+                out.append(time.perf_counter() - t)
+        one_shared, one_segments = (1 / median(out) for _, out in sides)
+        threaded: list[list[float]] = [[], []]
+        for i in range(1 if quick else 6):
+            for k in (0, 1) if i % 2 == 0 else (1, 0):
+                append = functools.partial(sides[k][0].append, "many", _LINE)
+                threaded[k].append(_threads(64, 1 if quick else 15, append)[0])
+        many_shared, many_segments = (median(runs) for runs in threaded)
+    except Exception as exc:  # a component not ready: report it, do not crash the run
+        return [not_ready("3c", what, "(info)", f"{type(exc).__name__}: {exc}")]
+    return [
+        Row(
+            "3c",
+            what,
+            f"{one_segments:,.0f}/s (segments)",
+            f"{one_shared:,.0f}/s (shared file, flock)",
+            f"{one_segments / one_shared:.2f}x",
+            "(info)",
+            None,
+            "a writer's segment stays open: no open, flock, checks or close per append",
+        ),
+        Row(
+            "3c'",
+            "64 threads, one rollout: segments layout, appends/s",
+            f"{many_segments:,.0f}/s (segments, group commit)",
+            f"{many_shared:,.0f}/s (shared file, group commit)",
+            f"{many_segments / many_shared:.2f}x",
+            "(info)",
+            None,
+            "the same batching; a batch is one writev and one fsync of the open segment",
+        ),
+    ]
 
 
 def _many(root: Path, quick: bool) -> list[Row]:

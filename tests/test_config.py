@@ -160,3 +160,11 @@ def test_an_empty_file_means_capture_off(tmp_path: Path) -> None:
     path.write_text("")
     assert load_global_config(path) == {}
     assert load_capture_config(path).observability_enabled is False
+
+
+def test_capture_layout_is_auto_unless_set_and_one_of_three() -> None:
+    on = {"observability_enabled": True, "model_call_capture_dir": "/data/model-calls"}
+    assert load_capture_config(on).capture_layout == "auto"
+    assert load_capture_config({**on, "capture_layout": "segments"}).capture_layout == "segments"
+    with pytest.raises(CaptureConfigError, match="capture_layout must be one of"):
+        load_capture_config({**on, "capture_layout": "per-host"})

@@ -23,6 +23,7 @@ from model_call_capture.errors import CaptureError, ExportError
 from model_call_capture.export import (
     SINKS,
     ExportOptions,
+    Output,
     Part,
     Sink,
     Skipped,
@@ -33,10 +34,10 @@ from model_call_capture.records import iter_rollout_records
 from model_call_capture.store import CaptureStore, Rollout
 
 
-def _mcc(*args: str) -> None:
+def _mcc(*args: str, code: int = 0) -> None:
     with pytest.raises(SystemExit) as exited:
         main(list(args))
-    assert exited.value.code in (0, None)
+    assert (exited.value.code or 0) == code
 
 
 @pytest.mark.parametrize(
@@ -114,6 +115,7 @@ class _IdsSink:
     unit: str = "rollouts"
     preload: tuple[str, ...] = ()
     private: bool = False
+    output: Output = "file"
 
     def groups(self, rollouts: Sequence[Rollout]) -> list[Sequence[Rollout]]:
         return one_group_each(rollouts)
@@ -125,7 +127,8 @@ class _IdsSink:
         calls = len(list(iter_rollout_records(rollout)))
         return Part(f"{rollout.id} {calls} {os.getpid()}\n".encode(), 1)
 
-    def write(self, parts: Iterator[Part], out: Path) -> None:
+    def write(self, parts: Iterator[Part], out: Path | None) -> None:
+        assert out is not None  # a file sink is given its file
         with out.open("wb") as f:
             for part in parts:
                 f.write(part.data)
@@ -176,6 +179,38 @@ def test_the_command_prints_what_a_sink_skipped(
 ) -> None:
     skip = CaptureStore(demo_calls).rollout_ids()[0]
     _with_sink(monkeypatch, _IdsSink(skip=skip), "jsonl")  # what a .jsonl name selects
-    _mcc("export", str(demo_calls), "--out", str(tmp_path / "x.jsonl"))
+    # Exit status 2: the export is published, but not whole.
+    _mcc("export", str(demo_calls), "--out", str(tmp_path / "x.jsonl"), code=2)
     captured = capsys.readouterr()
-    assert f"rollout {skip} skipped: no calls the format can hold" in captured.err
+    assert f"skipped {skip}: no calls the format can hold" in captured.err
+
+
+def test_atif_from_python_writes_what_the_command_writes(demo_calls: Path, tmp_path: Path) -> None:
+    options = ["--agent-name", "a", "--agent-version", "1", "--session-id", "s"]
+    _mcc(
+        "export",
+        str(demo_calls),
+        "--format",
+        "atif",
+        "--out",
+        str(tmp_path / "cli"),
+        *options,
+        code=2,
+    )
+    result = export(
+        demo_calls,
+        tmp_path / "py",
+        format="atif",
+        format_options={"agent_name": "a", "agent_version": "1", "session_id": "s"},
+    )
+    names = sorted(p.name for p in (tmp_path / "cli").iterdir())
+    assert (
+        names == sorted(p.name for p in (tmp_path / "py").iterdir()) and "manifest.jsonl" in names
+    )
+    for name in names:
+        assert (tmp_path / "py" / name).read_bytes() == (tmp_path / "cli" / name).read_bytes()
+    assert result.rows == len(names) - 1 and result.skipped >= 1  # the demo's refused call
+    with pytest.raises(ExportError, match="no option 'agent'"):
+        export(demo_calls, tmp_path / "other", format="atif", format_options={"agent": "a"})
+    with pytest.raises(ExportError, match="needs --endpoint"):
+        export(demo_calls, format="otlp")

@@ -153,3 +153,19 @@ def test_a_missing_path_or_a_wrong_type_is_refused_on_the_driver(tmp_path: Path)
         capture_rollouts([tmp_path / "nope"])
     with pytest.raises(RolloutSourceError, match="got a int"):
         capture_rollouts(7)  # type: ignore[arg-type]
+
+
+def test_the_rows_of_both_layouts_are_the_rows_of_one_file(
+    cluster: None, both_layouts: tuple[Path, Path]
+) -> None:
+    # The same calls written to one shared file per rollout, and dealt to a shared file and
+    # two segments per rollout (tests/conftest.py): the same rows, each rollout's in order.
+    one, split = both_layouts
+    rows = [
+        sorted(
+            read_model_calls(d, payloads=True, override_num_blocks=3).take_all(),
+            key=lambda row: (row["rollout_id"], row["call_index"]),
+        )
+        for d in (one, split)
+    ]
+    assert len(rows[0]) > 6 and rows[1] == rows[0]

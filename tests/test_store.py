@@ -684,7 +684,7 @@ def test_a_batch_error_reaches_every_line_as_its_own_copy(
     monkeypatch.setattr(os, "fsync", fsync)
     threads, outcome = _start_batch(store, fsync, 3)
     error = OSError(errno.ENOSPC, "No space left on device", "/captures/r.capture.jsonl")
-    monkeypatch.setattr(_writer, "_write_durably", lambda path, lines, creation: [error] * 3)
+    monkeypatch.setattr(_writer, "_write_durably", lambda path, lines, creation, **_: [error] * 3)
     fsync.release.set()
     for t in threads:
         t.join()
@@ -744,7 +744,7 @@ def test_an_interrupted_batch_leader_fails_its_batch_and_releases_the_file(
     monkeypatch.setattr(os, "fsync", fsync)
     threads, outcome = _start_batch(store, fsync, 3, leader="held")
 
-    def interrupted(path: str, lines: list[bytes], creation: object) -> None:
+    def interrupted(path: str, lines: list[bytes], creation: object, **_: object) -> None:
         raise KeyboardInterrupt
 
     monkeypatch.setattr(_writer, "_write_durably", interrupted)
@@ -1321,7 +1321,8 @@ def test_a_filesystem_without_flock_still_captures(
 
     monkeypatch.setattr(fcntl, "flock", no_locks)
     monkeypatch.setattr(_locking, "_warned_no_locks", False)
-    store = CaptureStore(tmp_path)
+    # The shared layout forced: `auto` writes segments there (tests/test_segments.py).
+    store = CaptureStore(tmp_path, layout="shared")
     with caplog.at_level("WARNING", logger="model_call_capture.store"):
         for i in range(3):
             store.append("r", _line(f"c{i}"))

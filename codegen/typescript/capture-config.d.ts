@@ -25,5 +25,9 @@ export interface CaptureConfig {
    * Per-process bound on the bytes captures in flight hold; past it capture degrades.
    */
   capture_memory_budget_bytes?: number;
+  /**
+   * Where writers append: one shared file per rollout under flock, per-writer segments, or auto (segments where the filesystem's locks are not coherent across hosts).
+   */
+  capture_layout?: "auto" | "shared" | "segments";
   [k: string]: unknown;
 }

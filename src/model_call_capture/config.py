@@ -28,7 +28,7 @@ from typing import Any, get_args
 import msgspec
 import yaml
 
-from .contracts import CaptureConfig, StreamRawPolicy
+from .contracts import CaptureConfig, CaptureLayout, StreamRawPolicy
 from .errors import CaptureConfigError
 
 __all__ = [
@@ -117,6 +117,11 @@ def load_capture_config(source: ConfigSource) -> CaptureConfig:
     if policy not in get_args(StreamRawPolicy):
         raise CaptureConfigError(
             f"capture_stream_raw must be one of {list(get_args(StreamRawPolicy))}, got {policy!r}"
+        )
+    layout = settings.get("capture_layout", "auto")
+    if layout not in get_args(CaptureLayout):
+        raise CaptureConfigError(
+            f"capture_layout must be one of {list(get_args(CaptureLayout))}, got {layout!r}"
         )
     for key in ("capture_max_bytes", "capture_memory_budget_bytes"):
         value = settings.get(key, 0)

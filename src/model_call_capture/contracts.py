@@ -23,6 +23,7 @@ from . import _codec
 __all__ = [
     "CAPTURE_LINE_FORMAT",
     "CaptureConfig",
+    "CaptureLayout",
     "CaptureLine",
     "CaptureLineFormat",
     "Dialect",
@@ -61,6 +62,7 @@ GapCode = str
 """Why an attachment or a line is incomplete (`model_call_capture_no_records`, `memory_budget`, ...)."""
 
 StreamRawPolicy = Literal["always", "on_failure", "never"]
+CaptureLayout = Literal["auto", "shared", "segments"]
 """When the raw SSE body of a stream is kept in `response_raw`."""
 
 ResponseSource = Literal["upstream", "local"]
@@ -353,6 +355,8 @@ class CaptureConfig(msgspec.Struct, kw_only=True, omit_defaults=True):
     """When to keep a stream's raw SSE body in `response_raw`."""
     capture_memory_budget_bytes: _Count = 1024 * 1024 * 1024
     """Per-process bound on the bytes captures in flight hold; past it capture degrades."""
+    capture_layout: CaptureLayout = "auto"
+    """Where writers append: one shared file per rollout under flock, per-writer segments, or auto (segments where the filesystem's locks are not coherent across hosts)."""
 
     def __post_init__(self) -> None:
         # The schema says the same with if/then; msgspec turns this ValueError into a

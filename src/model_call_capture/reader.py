@@ -189,11 +189,15 @@ class RawLines:
     A line over `max_line_bytes` is yielded as an `OversizedLine` (its bytes dropped as
     they are read). Once iterated to the end, `count` holds the number of lines, blank
     ones included.
+
+    `hold_tail()`, if given, says whether a last line without its newline may still be
+    being written (by a segment's live writer): it is then left out, its bytes not in `size`.
     """
 
     __slots__ = (
         "_chunks",
         "_editor",
+        "_hold_tail",
         "count",
         "max_line_bytes",
         "numbered",
@@ -207,9 +211,11 @@ class RawLines:
         *,
         numbering: Literal["gym", "editor"] = "gym",
         max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+        hold_tail: Callable[[], bool] | None = None,
     ) -> None:
         self._chunks = chunks
         self._editor = numbering == "editor"
+        self._hold_tail = hold_tail
         self.max_line_bytes = max_line_bytes
         """Lines longer than this are yielded as `OversizedLine`."""
         self.count = 0
@@ -279,6 +285,8 @@ class RawLines:
                 held = end - start
                 if held <= cap:
                     pieces.append(chunk[start:] if start else chunk)
+        if held and self._hold_tail is not None and self._hold_tail():
+            size, held = size - held, 0  # being written: read from its start next time
         if held:
             count += 1
             line = b"".join(pieces) if held <= cap else _oversized(held)
@@ -413,7 +421,7 @@ class CaptureLines:
     every line gets the verdict and the index `decode` gives it.
     """
 
-    __slots__ = ("_decode", "_decode_run", "_lines", "damaged", "path", "strict")
+    __slots__ = ("_decode", "_decode_run", "_lines", "damaged", "damaged_files", "path", "strict")
 
     def __init__(
         self,
@@ -433,6 +441,7 @@ class CaptureLines:
         """Raise on the first damaged line instead of counting it."""
         self.damaged = 0
         """Damaged lines skipped so far."""
+        self.damaged_files: dict[Path, int] = {}  # the damaged lines of each file
 
     def __iter__(self) -> Iterator[tuple[int, CaptureLine]]:
         lines = self._lines
@@ -459,28 +468,32 @@ class CaptureLines:
     def _decoded(self, lines: Iterable[tuple[int, bytes]]) -> Iterator[tuple[int, CaptureLine]]:
         decode = self._decode
         path = self.path
+        merged: Any = self._lines if hasattr(self._lines, "source") else None  # MergedLines
         for index, raw in lines:
+            path, at = (merged.source, merged.position) if merged else (path, index)
             if type(raw) is OversizedLine:
                 if self.strict:
                     raise LineTooLongError(
-                        f"capture line too long in {path}, line {index} (0-based, blank lines "
+                        f"capture line too long in {path}, line {at} (0-based, blank lines "
                         f"not counted): {raw.size} bytes, over the cap of this reader",
                         path=path,
-                        line_index=index,
+                        line_index=at,
                         size=raw.size,
                     )
                 self.damaged += 1
+                self.damaged_files[path] = self.damaged_files.get(path, 0) + 1
                 continue
             try:
-                line = decode(raw, path=path, line_index=index)
+                line = decode(raw, path=path, line_index=at)
             except _DAMAGED as exc:
                 if self.strict:
                     raise DamagedLineError(
-                        f"damaged capture line in {path}, line {index} (0-based, blank lines "
+                        f"damaged capture line in {path}, line {at} (0-based, blank lines "
                         f"not counted): {exc}",
                         path=path,
-                        line_index=index,
+                        line_index=at,
                     ) from exc
                 self.damaged += 1
+                self.damaged_files[path] = self.damaged_files.get(path, 0) + 1
                 continue
             yield index, line

@@ -3,8 +3,8 @@
 A `ModelCallRecord` is one capture line plus what its dialect derives from the request
 and response (ids, model, tokens, tool calls, reasoning). `call_index` is the line's
 durable append position in its rollout's files, numbered as NeMo Gym numbers it (blank
-lines not counted, damaged lines counted; a rollout of several files numbers on from one
-to the next, `store.RolloutLines`). Metrics are sums over the known values of a set of
+lines not counted, damaged lines counted; a rollout of several files, its shared file and
+its segments, is read merged by `completed_at`, `store.RolloutLines`). Metrics are sums over the known values of a set of
 records: a value no record reported stays null, never 0.
 """
 
@@ -228,8 +228,8 @@ _DECODERS: dict[str, LineDecoder] = {
 class RecordStream:
     """The records of one rollout, built one at a time as it is iterated (bounded memory).
 
-    Every file of the rollout is read in its order (`store.RolloutLines`), and a record's
-    `call_index` is its line's index there. `damaged` counts the damaged lines skipped so
+    Every file of the rollout is read (`store.RolloutLines`: several merged in one
+    documented order), and a record's `call_index` is its line's index there. `damaged` counts the damaged lines skipped so
     far (a strict stream raises `DamagedLineError` naming the file and line instead);
     `lines` is the reading itself (`count` once done). `payloads` says how records hold
     their payloads (`Payloads`).

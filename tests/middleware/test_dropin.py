@@ -243,6 +243,7 @@ def test_config_file_gives_the_defaults_and_variables_override_it(
 
 def test_every_other_config_field_has_its_variable() -> None:
     assert field_variables() == {
+        "MCC_CAPTURE_LAYOUT": "capture_layout",
         "MCC_CAPTURE_MAX_BYTES": "capture_max_bytes",
         "MCC_CAPTURE_MEMORY_BUDGET_BYTES": "capture_memory_budget_bytes",
         "MCC_CAPTURE_STREAM_RAW": "capture_stream_raw",

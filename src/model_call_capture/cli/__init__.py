@@ -19,6 +19,7 @@ __all__ = ["cli", "main"]
 # command does not pay for the imports of the others (the proxy's, the viewer's), nor does
 # each worker process of `--jobs` (`model_call_capture._parallel`), which imports this package.
 _COMMANDS = {
+    "compact": "compact",
     "demo": "demo",
     "export": "export",
     "schema": "export",

@@ -1,20 +1,14 @@
-"""The options of `mcc export --format otlp | atif` and what they run (`_interchange`)."""
+"""The options of `mcc export --format otlp | atif`, as the export engine's `format_options`."""
 
 from __future__ import annotations
 
-import datetime
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
 import click
 
-from ..errors import OtlpExportError
-from ..export import _atomic
-from ..store import CaptureStore, Rollout
-from ._common import capture_root, stderr, stdout
-
-__all__ = ["export_interchange", "interchange_options"]
+__all__ = ["format_options", "interchange_options"]
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 
@@ -59,22 +53,6 @@ def interchange_options(command: _F) -> _F:
     return command
 
 
-def _since(text: str | None) -> float | None:
-    if text is None:
-        return None
-    try:
-        return float(text)
-    except ValueError:
-        pass
-    try:
-        moment = datetime.datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        raise click.ClickException(f"--since {text!r}: not ISO 8601 or Unix seconds") from None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=datetime.UTC)
-    return moment.timestamp()
-
-
 def _headers(pairs: tuple[str, ...]) -> dict[str, str] | None:
     headers = {}
     for pair in pairs:
@@ -85,80 +63,19 @@ def _headers(pairs: tuple[str, ...]) -> dict[str, str] | None:
     return headers or None
 
 
-def _rollouts(directory: str) -> list[Rollout]:
-    return CaptureStore(capture_root(directory)).rollouts()
-
-
-def _otlp(
-    directory: str, endpoint: str | None, headers: tuple[str, ...], content: bool, since: str | None
-) -> None:
-    from ..export._interchange import send_otlp
-    from ..otlp import SpanSender
-
-    if endpoint is None:
-        raise click.ClickException("--format otlp needs --endpoint URL")
-    start = _since(since)
-    try:
-        sender = SpanSender(endpoint, headers=_headers(headers), batch_size=64 if content else 256)
-        try:
-            counts = send_otlp(_rollouts(directory), sender, content=content, since=start)
-        finally:
-            sender.shutdown()
-    except OtlpExportError as exc:
-        raise click.ClickException(str(exc)) from None
-    stdout().print(f"sent {counts.spans} spans to {sender.endpoint}")
-    if counts.untimed:
-        stderr().print(f"[yellow]{counts.untimed} calls without a start time have no span[/]")
-    if counts.damaged:
-        stderr().print(
-            f"[yellow]{counts.damaged} unreadable lines skipped (mcc validate {directory} lists them)[/]"
-        )
-
-
-def _atif(
-    directory: str, out: str | None, session_id: str | None, agent_name: str, agent_version: str
-) -> None:
-    from ..export._interchange import write_atif
-
-    if out is None:
-        raise click.ClickException(
-            "--format atif needs --out DIR (a directory that does not exist yet)"
-        )
-    target = Path(out)
-    if not target.parent.is_dir():
-        raise click.ClickException(f"{target.parent}: no such directory")
-    _atomic.clean_stale(target)
-    if target.exists() or target.is_symlink():
-        raise click.ClickException(f"{target}: exists (ATIF export writes a new directory)")
-    session = session_id or Path(directory).resolve().name or "mcc"
-    counts = write_atif(
-        _rollouts(directory),
-        target,
-        session_id=session,
-        agent_name=agent_name,
-        agent_version=agent_version,
-    )
-    stdout().print(f"wrote {counts.written} ATIF trajectories to {target}")
-    for rollout_id, reason in counts.skipped:
-        stderr().print(f"[yellow]skipped {rollout_id}: {reason}[/]", markup=True, highlight=False)
-    if counts.skipped:
-        raise SystemExit(2)
-
-
-def export_interchange(
-    directory: str, out: str | None, fmt: str, *, others: bool, **options: Any
-) -> None:
-    """Run `mcc export --format otlp | atif` with the parsed options (`others`: an option
-    of the row formats was given too)."""
-    if others:
-        raise click.ClickException(
-            f"--format {fmt} takes none of --partition-by, --incremental, --tokens, --payloads"
-        )
+def format_options(fmt: str | None, directory: str, options: dict[str, Any]) -> dict[str, Any]:
+    """The `format_options` of `export()` for `--format fmt`, from the parsed options."""
     if fmt == "otlp":
-        _otlp(
-            directory, options["endpoint"], options["headers"], options["content"], options["since"]
-        )
-    else:
-        _atif(
-            directory, out, options["session_id"], options["agent_name"], options["agent_version"]
-        )
+        return {
+            "endpoint": options["endpoint"],
+            "headers": _headers(options["headers"]),
+            "content": options["content"],
+            "since": options["since"],
+        }
+    if fmt == "atif":
+        return {
+            "session_id": options["session_id"] or Path(directory).resolve().name or "mcc",
+            "agent_name": options["agent_name"],
+            "agent_version": options["agent_version"],
+        }
+    return {}

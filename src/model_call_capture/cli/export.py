@@ -14,13 +14,13 @@ import click
 
 from .. import _codec
 from ..arrow import PAYLOAD_COLUMNS
-from ..errors import ExportError
+from ..errors import ExportError, OtlpExportError
 from ..export import DEFAULT_ROW_GROUP_SIZE, SINKS, ExportResult
 from ..export import export as export_rollouts
 from ..export._parquet import ROW_GROUP_BYTES, pandas_refused
 from ..store import CaptureStore
-from ._common import capture_root, jobs_option, safe_text, stderr, stdout
-from ._interchange import export_interchange, interchange_options
+from ._common import capture_root, jobs_option, literal, stderr, stdout
+from ._interchange import format_options, interchange_options
 
 __all__ = ["PAYLOAD_FIELDS", "export", "schema"]
 
@@ -40,7 +40,7 @@ PAYLOAD_FIELDS = PAYLOAD_COLUMNS
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice([*SINKS, "otlp", "atif"]),
+    type=click.Choice(list(SINKS)),
     default=None,
     help="Output format; by default jsonl for a .jsonl/.json file name, else parquet.",
 )
@@ -111,11 +111,6 @@ def export(
     (pip install 'model-call-capture[otel]'); --format atif writes one ATIF-v1.7
     trajectory per rollout and a manifest.jsonl into the new directory --out.
     """
-    if fmt in ("otlp", "atif"):
-        others = bool(partition_by or incremental or tokens or payloads)
-        return export_interchange(directory, out, fmt, others=others, **interchange)
-    if out is None:
-        raise click.ClickException("--out is required")
     columns = [c.strip() for c in partition_by.split(",")] if partition_by else []
     source = CaptureStore(capture_root(directory))
     try:
@@ -131,19 +126,32 @@ def export(
                 incremental=incremental,
                 row_group_size=row_group_size,
                 jobs=jobs,
+                format_options=format_options(fmt, directory, interchange),
             )
-    except ExportError as exc:
+    except (ExportError, OtlpExportError) as exc:
         raise click.ClickException(str(exc)) from None
-    _report(result, Path(out), directory)
+    _report(result, directory)
+    if result.skipped:
+        raise click.exceptions.Exit(2)
 
 
-def _report(result: ExportResult, target: Path, directory: str) -> None:
+def _report(result: ExportResult, directory: str) -> None:
+    target = result.destination
     if result.up_to_date:
         stdout().print(f"{target} is up to date", soft_wrap=True)
         return
-    stdout().print(
-        f"wrote {result.rows} {result.unit} to {target} ({result.format})", soft_wrap=True
-    )
+    if result.output == "endpoint":
+        headline = f"sent {result.rows} {result.unit} to {target}"
+    elif result.output == "directory":
+        headline = f"wrote {result.rows} {result.unit} to {target}"
+    else:
+        headline = f"wrote {result.rows} {result.unit} to {target} ({result.format})"
+    stdout().print(headline, soft_wrap=True)
+    if result.calls_left_out:
+        stderr().print(
+            f"[yellow]{result.calls_left_out} calls left out: the {result.format} format has"
+            " no place for them (docs/formats.md)[/]"
+        )
     if result.damaged:
         stderr().print(
             f"[yellow]{result.damaged} unreadable lines skipped (mcc validate {directory} lists them)[/]"
@@ -153,8 +161,8 @@ def _report(result: ExportResult, target: Path, directory: str) -> None:
             f"[yellow]{result.out_of_range} values beyond the export's types (int64) written as null[/]"
         )
     for skipped in result.skipped_reasons:
-        line = safe_text(f"rollout {skipped.rollout_id} skipped: {skipped.reason}")
-        stderr().print(line, markup=False, soft_wrap=True)
+        line = literal(f"skipped {skipped.rollout_id}: {skipped.reason}")
+        stderr().print(line, style="yellow", soft_wrap=True)
     if result.skipped > len(result.skipped_reasons):
         stderr().print(
             f"{result.skipped - len(result.skipped_reasons)} more rollouts skipped", markup=False

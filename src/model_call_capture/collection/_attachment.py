@@ -5,7 +5,9 @@ The attachment (`merge_model_call_capture_into_record`) adds one key,
 place, as NeMo Gym 0.7.0 does) and leaves every other field alone. Gaps say why the capture may be incomplete:
 
 - `model_call_capture_unreadable` (detail: the error): a capture file could not be read;
-- `model_call_capture_records_unreadable` (detail `count=N`): N lines were damaged;
+- `model_call_capture_records_unreadable` (detail `count=N`): N lines were damaged; when
+  some are in a rollout's segments (the segment layout), `count=N; <file>: n, ...` names
+  each file with damaged lines and how many (relative to its capture directory);
 - `model_call_capture_incomplete`: a capture write failed for this rollout;
 - `model_call_capture_no_records`: nothing was captured, and no other gap explains why.
 """
@@ -23,7 +25,7 @@ from .. import _codec
 from ..contracts import ModelCallCapture, ModelCallRecord, ObservationGap
 from ..correlation import rollout_id_for_body, validate_rollout_id
 from ..errors import UnsupportedFormatError
-from ..records import aggregate_model_call_records, read_available_model_call_records
+from ..records import aggregate_model_call_records, iter_model_call_records
 from ..store import CaptureStore
 
 __all__ = [
@@ -72,16 +74,21 @@ def build_model_call_capture(
     damaged = 0
     incomplete = False
     unreadable: list[str] = []
+    named: list[str] = []  # files of the segment layout with damaged lines
     for directory in _dirs(capture_dirs):
         store = CaptureStore(directory)
         try:
-            records, invalid = read_available_model_call_records(store, rollout_id)
+            stream = iter_model_call_records(store, rollout_id)
+            records = list(stream)
             incomplete = incomplete or store.is_incomplete(rollout_id)
         except (OSError, UnsupportedFormatError) as exc:
             unreadable.append(f"{store.path(rollout_id)}: {exc}")
             continue
         calls.extend(records)
-        damaged += invalid
+        damaged += stream.damaged
+        in_files = stream.lines.damaged_files
+        if set(in_files) - {store.path(rollout_id)}:  # NeMo Gym's detail for its one file
+            named.extend(f"{f.relative_to(directory)}: {n}" for f, n in sorted(in_files.items()))
     if not include_payloads:
         unset = msgspec.UNSET
         calls = [
@@ -92,9 +99,8 @@ def build_model_call_capture(
         ]
     gaps = [ObservationGap(code="model_call_capture_unreadable", detail=d) for d in unreadable]
     if damaged:
-        gaps.append(
-            ObservationGap(code="model_call_capture_records_unreadable", detail=f"count={damaged}")
-        )
+        detail = f"count={damaged}" + (f"; {', '.join(named)}" if named else "")
+        gaps.append(ObservationGap(code="model_call_capture_records_unreadable", detail=detail))
     if incomplete:
         gaps.append(ObservationGap(code="model_call_capture_incomplete"))
     if not calls and not gaps:

@@ -10,9 +10,11 @@ dataset written whole or updated incrementally (`_dataset`). Errors are `ExportE
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from .._parallel import default_jobs
 from ..errors import ExportError
@@ -28,10 +30,12 @@ __all__ = ["DEFAULT_ROW_GROUP_SIZE", "export"]
 DEFAULT_ROW_GROUP_SIZE = 65536
 """Most rows in a Parquet row group (fewer once a group holds 32 MiB)."""
 
+_ROW_FORMATS = ("parquet", "jsonl")  # the formats of rows: datasets, token rows, payloads
+
 
 def export(
     source: RolloutSource,
-    out: str | os.PathLike[str],
+    out: str | os.PathLike[str] | None = None,
     *,
     format: str | None = None,
     payloads: bool = False,
@@ -40,6 +44,7 @@ def export(
     incremental: bool = False,
     row_group_size: int = DEFAULT_ROW_GROUP_SIZE,
     jobs: int | None = None,
+    format_options: Mapping[str, Any] | None = None,
 ) -> ExportResult:
     """Export the calls of `source`'s rollouts to `out`, as `mcc export` does; what it wrote.
 
@@ -52,30 +57,48 @@ def export(
     only the rollouts new or changed since the last export to it (`up_to_date` in the
     result when there were none). `jobs` processes read the rollouts (all cores by
     default); the output is the same bytes whatever their number. Nothing half-written is
-    ever visible at `out`. Raises `ExportError` for options that do not go together, a
-    target it may not replace, or a write that failed.
+    ever visible at `out`. `format_options` are the format's own (`atif`: `session_id`,
+    `agent_name`, `agent_version`; `otlp`: `endpoint`, `headers`, `content`, `since`; an
+    `otlp` export has no `out`). Raises `ExportError` for options that do not go
+    together, a target it may not replace, or a write that failed.
     """
-    target = Path(out)
     columns = list(partition_by)
     dataset = bool(columns) or incremental
-    fmt = format or ("jsonl" if target.suffix in (".jsonl", ".json") and not dataset else "parquet")
-    if fmt not in SINKS:
-        raise ExportError(f"unknown export format {fmt!r}: one of {', '.join(SINKS)}")
-    if dataset and fmt != "parquet":
-        raise ExportError("--partition-by and --incremental write Parquet datasets")
-    if tokens and (dataset or payloads):
-        raise ExportError("--tokens writes one file, without --payloads")
-    options = ExportOptions(fmt, payloads=payloads, tokens=tokens, row_group_size=row_group_size)
+    suffix = Path(out).suffix if out is not None else ""
+    fmt = format or ("jsonl" if suffix in (".jsonl", ".json") and not dataset else "parquet")
+    _check_options(fmt, dataset=dataset, tokens=tokens, payloads=payloads)
+    options = ExportOptions(
+        fmt,
+        payloads=payloads,
+        tokens=tokens,
+        row_group_size=row_group_size,
+        format_options=dict(format_options or {}),
+    )
     sink = SINKS[fmt](options)
-    _check_target(target, dataset)
+    rollouts_of = functools.partial(rollouts_from, source)
+    jobs = jobs or default_jobs()
+    result = ExportResult(unit=sink.unit, format=fmt, output=sink.output)
+    if sink.output == "endpoint":
+        result.destination = sink_destination(sink)
+        sink.write(run_parts(sink, list(rollouts_of()), jobs, result), None)
+        return result
+    if out is None:
+        if sink.output == "file":
+            raise ExportError("--out is required")
+        raise ExportError(f"--format {fmt} needs --out DIR (a directory that does not exist yet)")
+    target = Path(out)
+    result.destination = str(target)
+    _check_target(target, dataset, sink.output)
     if dataset:
         check_partition_by(columns, payloads)
-    rollouts = list(rollouts_from(source))
-    jobs = jobs or default_jobs()
+    rollouts = list(rollouts_of())
     _atomic.clean_stale(target)
-    result = ExportResult(unit=sink.unit, format=fmt)
+    if sink.output == "directory" and (target.exists() or target.is_symlink()):
+        raise ExportError(f"{target}: exists ({fmt} export writes a new directory)")
     with _naming_out(target):
-        if dataset:
+        if sink.output == "directory":
+            _write_directory(sink, rollouts, target, jobs, result)
+        elif dataset:
             write = update_dataset if incremental else write_dataset_dir
             write(
                 rollouts,
@@ -91,9 +114,24 @@ def export(
     return result
 
 
-def _check_target(target: Path, dataset: bool) -> None:
+def _check_options(fmt: str, *, dataset: bool, tokens: bool, payloads: bool) -> None:
+    if fmt not in SINKS:
+        raise ExportError(f"unknown export format {fmt!r}: one of {', '.join(SINKS)}")
+    if fmt not in _ROW_FORMATS and (dataset or tokens or payloads):
+        raise ExportError(
+            f"--format {fmt} takes none of --partition-by, --incremental, --tokens, --payloads"
+        )
+    if dataset and fmt != "parquet":
+        raise ExportError("--partition-by and --incremental write Parquet datasets")
+    if tokens and (dataset or payloads):
+        raise ExportError("--tokens writes one file, without --payloads")
+
+
+def _check_target(target: Path, dataset: bool, output: str) -> None:
     if not target.parent.is_dir():
         raise ExportError(f"{target.parent}: no such directory")
+    if output == "directory":
+        return
     if dataset and target.exists() and not target.is_dir():
         raise ExportError(f"{target}: exists and is not a dataset directory")
     if not dataset and target.is_dir():
@@ -112,6 +150,31 @@ def _write_file(
         _atomic.publish_file(tmp, target)
     finally:
         _atomic.remove(tmp)
+
+
+def _write_directory(
+    sink: Sink, rollouts: Sequence[Rollout], target: Path, jobs: int, result: ExportResult
+) -> None:
+    """The sink's files in a new temporary directory beside `target`, then renamed to it.
+
+    `target` was checked absent: a directory that appeared since is kept (the rename
+    fails on one that is not empty).
+    """
+    tmp = _atomic.temp_path(target)
+    _atomic.remove(tmp)
+    tmp.mkdir(mode=0o700)
+    try:
+        sink.write(run_parts(sink, rollouts, jobs, result), tmp)
+        _atomic.fsync_dir(tmp)
+        os.rename(tmp, target)
+        _atomic.fsync_dir(target.parent)
+    finally:
+        _atomic.remove(tmp)
+
+
+def sink_destination(sink: Sink) -> str:
+    """Where an `endpoint` sink sends (its `destination`), for people."""
+    return str(getattr(sink, "destination", ""))
 
 
 @contextlib.contextmanager

@@ -12,6 +12,8 @@ import importlib.util
 from collections.abc import Callable
 
 from ..errors import ExportError
+from ._atif import atif_sink
+from ._otlp import otlp_sink
 from ._records import RecordsJsonl, RecordsParquet
 from ._sink import ExportOptions, Sink
 from ._tokens import TrajectoriesJsonl, TrajectoriesParquet
@@ -41,5 +43,7 @@ def _jsonl(options: ExportOptions) -> Sink:
 SINKS: dict[str, SinkFactory] = {
     "parquet": _parquet,
     "jsonl": _jsonl,
+    "otlp": otlp_sink,
+    "atif": atif_sink,
 }
 """Every export format by name (the order `mcc export --format` lists them in)."""

@@ -35,10 +35,16 @@ class ExportResult:
     """Rollouts a sink left out whole."""
     skipped_reasons: list[Skipped] = field(default_factory=list)
     """The first `SKIPPED_KEPT` of them, with why."""
+    calls_left_out: int = 0
+    """Calls the format has no place for (OTLP: calls without a start or end time)."""
     unit: str = "calls"
     """What a row is."""
     format: str = "parquet"
     """The format written (a `SINKS` key)."""
+    destination: str = ""
+    """Where it went: the target path, or the sink's endpoint."""
+    output: str = "file"
+    """What the sink wrote: a `file`, a `directory`, or to an `endpoint`."""
     up_to_date: bool = False
     """An incremental export found nothing new and wrote nothing."""
 
@@ -48,6 +54,7 @@ class ExportResult:
         self.damaged += part.damaged
         self.out_of_range += part.out_of_range
         self.skipped += len(part.skipped)
+        self.calls_left_out += part.calls_left_out
         room = SKIPPED_KEPT - len(self.skipped_reasons)
         if room > 0:
             self.skipped_reasons.extend(part.skipped[:room])

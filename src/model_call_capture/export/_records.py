@@ -23,7 +23,7 @@ from ..arrow import PAYLOAD_COLUMNS, iter_record_batches, record_schema
 from ..records import iter_rollout_records
 from ..store import Rollout
 from ._parquet import WORKER_PRELOAD, RowGroups, ipc_bytes, table_of, worker_without_pandas
-from ._sink import Part, one_group_each
+from ._sink import Output, Part, one_group_each, write_blocks
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -45,6 +45,7 @@ class RecordsParquet:
     row_group_size: int = 65536
     unit: str = "calls"
     preload: tuple[str, ...] = WORKER_PRELOAD
+    output: Output = "file"
 
     @property
     def private(self) -> bool:
@@ -74,7 +75,7 @@ class RecordsParquet:
         data: pa.Table | bytes = ipc_bytes(table) if in_worker() else table
         return Part(data, table.num_rows, batches.damaged, batches.out_of_range)
 
-    def write(self, parts: Iterator[Part], out: Path) -> None:
+    def write(self, parts: Iterator[Part], out: Path | None) -> None:
         """The tables in order, in row groups of `row_group_size` rows (fewer past 32 MiB).
 
         No dictionary encoding: zstd alone writes the columns smaller, and in half the time
@@ -106,6 +107,7 @@ class RecordsJsonl:
     payloads: bool = False
     unit: str = "calls"
     preload: tuple[str, ...] = ()
+    output: Output = "file"
 
     @property
     def private(self) -> bool:
@@ -133,8 +135,6 @@ class RecordsJsonl:
             rows += len(records)
         return Part(bytes(out), rows, damaged)
 
-    def write(self, parts: Iterator[Part], out: Path) -> None:
+    def write(self, parts: Iterator[Part], out: Path | None) -> None:
         """The blocks in order."""
-        with out.open("wb") as f:
-            for part in parts:
-                f.write(part.data)
+        write_blocks(parts, out)

@@ -2,21 +2,26 @@
 
 The engine (`_engine`) plans the rollouts, cuts them into groups (`Sink.groups`), hands
 each group to `Sink.part` in a worker process, and gives the parts back, in rollout
-order, to `Sink.write` in the caller's process, which writes them to a new file that the
-engine then publishes atomically. So a sink knows its format and nothing of processes,
-temporary names, datasets or manifests; the engine knows no format.
+order, to `Sink.write` in the caller's process, which writes them to a new file (or a
+new directory) that the engine then publishes atomically, or sends them to an endpoint.
+So a sink knows its format and nothing of processes, temporary names, datasets or
+manifests; the engine knows no format.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from ..store import Rollout
 
-__all__ = ["ExportOptions", "Part", "Sink", "Skipped", "one_group_each"]
+__all__ = ["ExportOptions", "Output", "Part", "Sink", "Skipped", "one_group_each", "write_blocks"]
+
+Output = Literal["file", "directory", "endpoint"]
+"""Where a sink's `write` puts the parts: a new file or a new directory (published by the
+engine), or somewhere of its own (an endpoint named in its options)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,6 +36,8 @@ class ExportOptions:
     """One row per token trajectory instead of one per call."""
     row_group_size: int = 65536
     """Most rows in a Parquet row group."""
+    format_options: Mapping[str, Any] = field(default_factory=dict)
+    """The format's own options by name (ATIF's `agent_name`, OTLP's `endpoint`, ...)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +65,8 @@ class Part:
     """Values the format cannot hold, written as null."""
     skipped: tuple[Skipped, ...] = ()
     """Rollouts of the group left out whole, each with its reason."""
+    calls_left_out: int = 0
+    """Calls the format has no place for (OTLP: a call without a start or end time)."""
 
 
 class Sink(Protocol):
@@ -78,6 +87,11 @@ class Sink(Protocol):
         """The output holds payloads: created 0600 (as private as the capture files)."""
         ...
 
+    @property
+    def output(self) -> Output:
+        """A `file`, a `directory`, or an `endpoint` (the sink's own destination)."""
+        ...
+
     def groups(self, rollouts: Sequence[Rollout]) -> list[Sequence[Rollout]]:
         """The rollouts cut into the groups `part` receives, in order (`one_group_each`).
 
@@ -95,14 +109,26 @@ class Sink(Protocol):
         """
         ...
 
-    def write(self, parts: Iterator[Part], out: Path) -> None:
+    def write(self, parts: Iterator[Part], out: Path | None) -> None:
         """In the caller's process: every part, in rollout order, written to `out`.
 
-        `out` is a new empty file beside the target (mode set by `private`); the engine
-        fsyncs it and renames it over the target once this returns, and removes it if
-        this raises. Memory: a part or two (and a row group), never the whole export.
+        For a `file` sink `out` is a new empty file beside the target (mode set by
+        `private`); the engine fsyncs it and renames it over the target once this returns,
+        and removes it if this raises. For a `directory` sink it is a new empty directory
+        (0700) that the engine renames to the target, which must not exist; the sink makes
+        the files in it durable. For an `endpoint` sink it is None. Memory: a part or two
+        (and a row group), never the whole export.
         """
         ...
+
+
+def write_blocks(parts: Iterator[Part], out: Path | None) -> None:
+    """`Sink.write` of a file sink whose parts are bytes: the bytes, in order."""
+    if out is None:
+        raise TypeError("a file sink writes to a file")
+    with out.open("wb") as f:
+        for part in parts:
+            f.write(part.data)
 
 
 def one_group_each(rollouts: Sequence[Rollout]) -> list[Sequence[Rollout]]:

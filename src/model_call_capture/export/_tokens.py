@@ -19,7 +19,7 @@ from ..records import iter_rollout_records
 from ..store import Rollout
 from ..trajectories import build_token_trajectories
 from ._parquet import WORKER_PRELOAD, RowGroups, ipc_bytes, table_of, worker_without_pandas
-from ._sink import Part, one_group_each
+from ._sink import Output, Part, one_group_each, write_blocks
 
 __all__ = ["TrajectoriesJsonl", "TrajectoriesParquet"]
 
@@ -31,6 +31,7 @@ class TrajectoriesParquet:
     row_group_size: int = 65536
     unit: str = "token trajectories"
     preload: tuple[str, ...] = WORKER_PRELOAD
+    output: Output = "file"
     private: bool = False
 
     def groups(self, rollouts: Sequence[Rollout]) -> list[Sequence[Rollout]]:
@@ -46,7 +47,7 @@ class TrajectoriesParquet:
         table = pa.Table.from_batches(list(batches), schema=trajectory_schema())
         return Part(ipc_bytes(table), table.num_rows, batches.damaged)
 
-    def write(self, parts: Iterator[Part], out: Path) -> None:
+    def write(self, parts: Iterator[Part], out: Path | None) -> None:
         """The tables in order, in row groups of `row_group_size` rows.
 
         The first part is awaited before pyarrow is imported here, so that the workers
@@ -70,6 +71,7 @@ class TrajectoriesJsonl:
 
     unit: str = "token trajectories"
     preload: tuple[str, ...] = ()
+    output: Output = "file"
     private: bool = False
 
     def groups(self, rollouts: Sequence[Rollout]) -> list[Sequence[Rollout]]:
@@ -90,8 +92,6 @@ class TrajectoriesJsonl:
                 rows += 1
         return Part(bytes(out), rows, damaged)
 
-    def write(self, parts: Iterator[Part], out: Path) -> None:
+    def write(self, parts: Iterator[Part], out: Path | None) -> None:
         """The blocks in order."""
-        with out.open("wb") as f:
-            for part in parts:
-                f.write(part.data)
+        write_blocks(parts, out)

@@ -59,7 +59,7 @@ class CaptureMiddleware:
                     raise ValueError(
                         "model_call_capture_dir is required when observability_enabled is true"
                     )
-                store = CaptureStore(config.model_call_capture_dir)
+                store = CaptureStore(config.model_call_capture_dir, layout=config.capture_layout)
             self.store = store
         self.writer = CaptureWriter(self.store, redact)
         self.budget = MemoryBudget(config.capture_memory_budget_bytes)

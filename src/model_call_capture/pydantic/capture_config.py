@@ -37,3 +37,7 @@ class CaptureConfig(JsonModel):
     """
     Per-process bound on the bytes captures in flight hold; past it capture degrades.
     """
+    capture_layout: Literal["auto", "shared", "segments"] = "auto"
+    """
+    Where writers append: one shared file per rollout under flock, per-writer segments, or auto (segments where the filesystem's locks are not coherent across hosts).
+    """

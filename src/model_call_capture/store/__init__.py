@@ -3,7 +3,14 @@
 Layout of a capture directory (`root`):
 
 - `<rollout_id>.capture.jsonl` — one `CaptureLine` per line, append-only;
-- `<rollout_id>.capture.incomplete` — an empty marker: a capture for this rollout failed.
+- `<rollout_id>.capture.incomplete` — an empty marker: a capture for this rollout failed;
+- `<rollout_id>.capture.segments/<host>.<pid>.<random>.jsonl` (and `.incomplete`) — the
+  segment layout (`_segments`): one file per rollout and writer process, written only by
+  its creator, where locks do not serialize hosts.
+
+`capture_layout` (`CaptureStore(layout=...)`): `shared`, `segments`, or `auto` (the
+default), which writes segments where the directory's mount can lose appends from several
+hosts or refuses `flock` (`_mounts`), else the shared file; logged once per directory.
 
 Writing (`_writer`). Lines are written with one `os.write` (`os.writev` for several) to a
 file opened with `O_APPEND`, under an exclusive `flock` on the file, then one `fsync`. The
@@ -31,9 +38,13 @@ lines are skipped and not counted; every other line takes the next index, whethe
 valid or damaged.
 
 Without `flock` (`_locking`; some NFS and FUSE mounts refuse it with ENOLCK/EOPNOTSUPP)
-the store warns once and appends without the lock: one `O_APPEND` write of a whole line
-still does not interleave on one host; only writers on several hosts lose their
-serialization.
+`auto` turns to segments; a forced `shared` layout warns once and appends without the
+lock: one `O_APPEND` write of a whole line still does not interleave on one host; only
+writers on several hosts lose their serialization.
+
+A rollout of several files (shared file and segments) is read merged by `completed_at`,
+each file keeping its order (`_reading`); `mcc compact` (`_compact`) rewrites a finished
+rollout's segments into its shared file, atomically.
 
 Security (`_files`). Rollout ids are validated before they touch a path, and files are
 opened with `O_NOFOLLOW`, so a symlink placed in the directory cannot redirect a read or
@@ -43,12 +54,14 @@ store creates get its directory mode whatever the umask (docs/security.md).
 
 Shared filesystems (`_mounts`, docs/reliability.md). Exclusive locks are taken on
 descriptors opened for writing (NFSv4 refuses them on read-only ones); a missing name is
-confirmed by listing the directory (NFS negative lookup caches); a capture directory on an
-NFS mount that locks locally (`nolock`, `local_lock=all|flock`) is warned about once.
+confirmed by listing the directory (NFS negative lookup caches); a forced shared layout on
+a mount that locks locally (NFS `nolock`, `local_lock=all|flock`, FUSE, ...) is warned
+about once.
 """
 
 from __future__ import annotations
 
+from ._compact import Compacted
 from ._reading import RolloutLines, read_file_lines
 from ._rollouts import Rollout, capture_files_under, rollout_of_file
 from ._sources import RolloutSource, rollouts_from
@@ -56,6 +69,7 @@ from ._store import CaptureStore, FileVersion, ListedRollout
 
 __all__ = [
     "CaptureStore",
+    "Compacted",
     "FileVersion",
     "ListedRollout",
     "Rollout",

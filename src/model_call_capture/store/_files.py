@@ -33,6 +33,7 @@ from ..errors import InvalidRolloutIdError, NotARegularFileError
 __all__ = [
     "CAPTURE_SUFFIX",
     "INCOMPLETE_SUFFIX",
+    "SEGMENTS_SUFFIX",
     "Creation",
     "capture_file_rollout_id",
     "check_opened",
@@ -45,12 +46,15 @@ __all__ = [
     "open_or_create",
     "open_unchecked",
     "rollout_id_of",
+    "sync_dir",
 ]
 
 CAPTURE_SUFFIX = ".capture.jsonl"
 """File name suffix of a rollout's capture file."""
 INCOMPLETE_SUFFIX = ".capture.incomplete"
 """File name suffix of a rollout's incomplete marker."""
+SEGMENTS_SUFFIX = ".capture.segments"
+"""Name suffix of the directory of a rollout's segments (`_segments`)."""
 
 _LOOSE_BITS = stat.S_IWGRP | stat.S_IWOTH | stat.S_IROTH
 """Mode bits that let other users change or read a file; refused unless our mode grants them."""
@@ -80,8 +84,9 @@ def capture_file_rollout_id(name: str) -> str | None:
 
 
 def rollout_id_of(name: str) -> str | None:
-    """The rollout id a directory entry names (capture file or marker), None for any other."""
-    for suffix in (CAPTURE_SUFFIX, INCOMPLETE_SUFFIX):
+    """The rollout id a directory entry names (capture file, marker or segments directory),
+    None for any other."""
+    for suffix in (CAPTURE_SUFFIX, INCOMPLETE_SUFFIX, SEGMENTS_SUFFIX):
         if name.endswith(suffix):
             try:
                 return validate_rollout_id(name[: -len(suffix)])
@@ -129,7 +134,7 @@ def check_opened(fd: int, path: str | Path, creation: Creation) -> os.stat_resul
     ):
         _refuse_unless_own(st, path, creation.file_mode)
     if _UNSYNCED_DIRS and creation.root in _UNSYNCED_DIRS:
-        _sync_dir(creation.root)
+        sync_dir(creation.root)
     return st
 
 
@@ -223,7 +228,7 @@ def _create(path: str | Path, flags: int, creation: Creation) -> int:
         st = os.fstat(fd)
         if stat.S_ISREG(st.st_mode) and stat.S_IMODE(st.st_mode) != creation.file_mode:
             os.fchmod(fd, creation.file_mode)  # the store's mode, not what the umask left
-        _sync_dir(creation.root)
+        sync_dir(creation.root)
     except BaseException:
         os.close(fd)
         raise
@@ -236,7 +241,7 @@ def _create(path: str | Path, flags: int, creation: Creation) -> int:
 _UNSYNCED_DIRS: set[Path] = set()
 
 
-def _sync_dir(root: Path) -> None:
+def sync_dir(root: Path) -> None:
     """fsync the directory `root`; remembered in `_UNSYNCED_DIRS` while that fails."""
     _UNSYNCED_DIRS.add(root)
     dir_fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)

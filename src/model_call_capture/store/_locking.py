@@ -6,11 +6,12 @@ import errno
 import fcntl
 import logging
 
-__all__ = ["flock", "try_exclusive"]
+__all__ = ["NO_LOCKS", "flock", "try_exclusive"]
 
 logger = logging.getLogger(__name__)
 
-_NO_LOCKS = frozenset({errno.ENOLCK, errno.EOPNOTSUPP, errno.ENOSYS})
+NO_LOCKS = frozenset({errno.ENOLCK, errno.EOPNOTSUPP, errno.ENOSYS})
+"""The errnos of a filesystem that has no `flock`."""
 _warned_no_locks = False
 
 
@@ -26,7 +27,7 @@ def flock(fd: int, operation: int) -> None:
     try:
         fcntl.flock(fd, operation)
     except OSError as exc:
-        if exc.errno not in _NO_LOCKS:
+        if exc.errno not in NO_LOCKS:
             raise
         if not _warned_no_locks:
             _warned_no_locks = True

@@ -14,7 +14,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from ._files import CAPTURE_SUFFIX, capture_file_rollout_id
+from ._files import CAPTURE_SUFFIX, SEGMENTS_SUFFIX, capture_file_rollout_id
+from ._segments import SEGMENT_SUFFIX, is_segment
 
 __all__ = ["Rollout", "capture_files_under", "directories_under", "rollout_of_file"]
 
@@ -36,11 +37,18 @@ class Rollout:
 
 
 def rollout_of_file(path: str | os.PathLike[str]) -> Rollout:
-    """The rollout of one capture file named by the caller: that file alone.
+    """The rollout of one capture file named by the caller: that file alone (a segment too:
+    `<rollout_id>.capture.segments/<writer>.jsonl`).
 
     Raises `ValueError` for a name that is not a capture file's (`<rollout_id>.capture.jsonl`).
     """
     path = Path(path)
+    if is_segment(path):
+        rollout_id = capture_file_rollout_id(
+            path.parent.name[: -len(SEGMENTS_SUFFIX)] + CAPTURE_SUFFIX
+        )
+        if rollout_id is not None:
+            return Rollout(rollout_id, (path,))
     rollout_id = capture_file_rollout_id(path.name)
     if rollout_id is None:
         raise ValueError(f"{path}: not a capture file (<rollout_id>{CAPTURE_SUFFIX})")
@@ -48,11 +56,16 @@ def rollout_of_file(path: str | os.PathLike[str]) -> Rollout:
 
 
 def directories_under(root: Path) -> Iterator[Path]:
-    """`root` and every directory below it, in path order (symlinks to directories not followed)."""
+    """`root` and every directory below it, in path order (symlinks to directories not
+    followed; rollouts' segments directories are part of their capture directory, not below it)."""
     yield root
     try:
         with os.scandir(root) as entries:
-            below = sorted(e.name for e in entries if e.is_dir(follow_symlinks=False))
+            below = sorted(
+                e.name
+                for e in entries
+                if e.is_dir(follow_symlinks=False) and not e.name.endswith(SEGMENTS_SUFFIX)
+            )
     except OSError:
         return
     for name in below:
@@ -64,11 +77,13 @@ def capture_files_under(root: Path) -> list[Path]:
 
     Whatever its type: a FIFO or a directory named like a capture file is listed too, so
     that a checker (`mcc validate`) reports it as unreadable, by name, instead of skipping
-    it in silence (the store's own listings skip it).
+    it in silence (the store's own listings skip it). Segments are listed with them.
     """
-    return sorted(
-        p
-        for directory in directories_under(root)
-        for p in directory.iterdir()
-        if p.name.endswith(CAPTURE_SUFFIX)
-    )
+    found = []
+    for directory in directories_under(root):
+        for p in directory.iterdir():
+            if p.name.endswith(CAPTURE_SUFFIX):
+                found.append(p)
+            elif p.name.endswith(SEGMENTS_SUFFIX) and p.is_dir() and not p.is_symlink():
+                found.extend(s for s in p.iterdir() if s.name.endswith(SEGMENT_SUFFIX))
+    return sorted(found)

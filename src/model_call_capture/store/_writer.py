@@ -13,16 +13,27 @@ import errno
 import fcntl
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from .. import _codec
 from ..contracts import CaptureLine
 from ._files import Creation, check_opened, open_unchecked
-from ._locking import flock, try_exclusive
+from ._locking import NO_LOCKS, flock, try_exclusive
 
-__all__ = ["append", "forget", "line_bytes"]
+__all__ = [
+    "Write",
+    "append",
+    "forget",
+    "line_bytes",
+    "line_errors",
+    "write_buffers",
+    "write_locked",
+]
 
 _Buffer = bytes | bytearray
+Write = Callable[[str, Sequence[_Buffer], Creation], "list[OSError | None] | None"]
+"""Writes a batch of lines to the file `path` names, durably: None when all are, else one
+error or None per line (`_write_durably` for a shared file, `_segments.write` for a segment)."""
 _IOV_MAX = 1024  # Linux's limit on the buffers of one writev
 _CACHE_MAX = 4096  # bound of `_ends`
 
@@ -81,12 +92,15 @@ def forget(path: str) -> None:
     _ends.pop(path, None)  # a new file may reuse the inode
 
 
-def append(path: str, data: _Buffer, creation: Creation) -> None:
+def append(path: str, data: _Buffer, creation: Creation, write: Write | None = None) -> None:
     """Append `data` (one line, newline included) to `path` durably, in a batch if others write.
 
     A missing file is created as `creation` says (and its directory with it). Raises the `OSError` of the
-    open, lock, write or fsync that failed this line.
+    open, lock, write or fsync that failed this line. `write` writes a batch (the shared
+    file's `_write_durably` by default); the batching is the same whatever it is.
     """
+    if write is None:
+        write = _write_durably
     with _busy_lock:
         if path in _busy:
             batch = _busy[path]
@@ -99,14 +113,14 @@ def append(path: str, data: _Buffer, creation: Creation) -> None:
             batch = None
     if batch is None:  # nobody else is writing this file: write this line now
         try:
-            errors = _write_durably(path, (data,), creation)
+            errors = write(path, (data,), creation)
         finally:
             _hand_over(path)
         if errors is not None and errors[0] is not None:
             raise errors[0]
         return
     if index == 0:
-        _lead(path, batch, creation)
+        _lead(path, batch, creation, write)
     else:
         batch.done.acquire()
         batch.done.release()
@@ -125,11 +139,11 @@ def _hand_over(path: str) -> None:
         after.turn.release()
 
 
-def _lead(path: str, batch: _Batch, creation: Creation) -> None:
+def _lead(path: str, batch: _Batch, creation: Creation, write: Write) -> None:
     """Write and fsync a batch once the previous leader is done (it detached the batch)."""
     try:
         batch.turn.acquire()
-        errors = _write_durably(path, batch.lines, creation)
+        errors = write(path, batch.lines, creation)
     except BaseException as exc:  # not an OSError (interrupted): release the others all the same
         _hand_over(path)  # first: a batch still waiting is detached, so no line joins it now
         batch.errors = [OSError(errno.EIO, f"capture write interrupted: {exc!r}")] * len(
@@ -142,8 +156,16 @@ def _lead(path: str, batch: _Batch, creation: Creation) -> None:
     batch.done.release()
 
 
-def _write_durably(
+def write_locked(
     path: str, lines: Sequence[_Buffer], creation: Creation
+) -> list[OSError | None] | None:
+    """`_write_durably`, failing every line (nothing written) when the filesystem refuses
+    `flock`: what `capture_layout: auto` writes a shared file with."""
+    return _write_durably(path, lines, creation, strict=True)
+
+
+def _write_durably(
+    path: str, lines: Sequence[_Buffer], creation: Creation, *, strict: bool = False
 ) -> list[OSError | None] | None:
     """Write `lines` with one write under the file's lock, then fsync once.
 
@@ -152,7 +174,7 @@ def _write_durably(
     retried; the whole lines before it are still fsynced).
     """
     try:
-        fd, st = _open_locked(path, creation)
+        fd, st = _open_locked(path, creation, strict=strict)
     except OSError as exc:
         return [exc] * len(lines)
     try:
@@ -167,7 +189,7 @@ def _write_durably(
                     and os.pread(fd, 1, st.st_size - 1) != b"\n"
                 ):
                     buffers = [b"\n", *lines]
-                written, write_error = _write_buffers(fd, buffers)
+                written, write_error = write_buffers(fd, buffers)
             finally:
                 try:
                     fcntl.flock(fd, fcntl.LOCK_UN)
@@ -182,11 +204,7 @@ def _write_durably(
             _ends[path] = (st.st_dev, st.st_ino, st.st_size + written)
         else:
             _ends.pop(path, None)
-            end = len(buffers) - len(lines)  # the newline that ends a torn line
-            errors = []
-            for line in lines:
-                end += len(line)
-                errors.append(None if end <= written else write_error)
+            errors = line_errors(lines, len(buffers) - len(lines), written, write_error)
             if errors[0] is not None:
                 return errors  # no whole line written: nothing to fsync
         try:
@@ -207,8 +225,13 @@ _OPEN_FLAGS = os.O_RDWR | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONB
 _LOCK_NOW = fcntl.LOCK_EX | fcntl.LOCK_NB
 
 
-def _open_locked(path: str, creation: Creation) -> tuple[int, os.stat_result]:
+def _open_locked(
+    path: str, creation: Creation, *, strict: bool = False
+) -> tuple[int, os.stat_result]:
     """Open the capture file for appending and take its exclusive lock: (fd, its stat).
+
+    A filesystem that refuses `flock` raises its `OSError` when `strict`, else the file is
+    written without the lock (`_locking.flock`).
 
     What is not a regular file of ours is refused (`check_opened`) before we wait for its
     lock: a file planted by another user, who holds its lock, would otherwise hold this
@@ -230,8 +253,10 @@ def _open_locked(path: str, creation: Creation) -> tuple[int, os.stat_result]:
                 free = True
             except BlockingIOError:
                 free = False
-            except OSError:  # a filesystem without locks, or a real error
+            except OSError as exc:  # a filesystem without locks, or a real error
                 check_opened(fd, path, creation)  # what is not ours is refused as such first
+                if strict and exc.errno in NO_LOCKS:
+                    raise  # the store writes segments instead (`capture_layout: auto`)
                 free = try_exclusive(fd)
             if free:
                 st = check_opened(fd, path, creation)
@@ -247,7 +272,20 @@ def _open_locked(path: str, creation: Creation) -> tuple[int, os.stat_result]:
         os.close(fd)
 
 
-def _write_buffers(fd: int, buffers: Sequence[_Buffer]) -> tuple[int, OSError | None]:
+def line_errors(
+    lines: Sequence[_Buffer], prefix: int, written: int, error: OSError
+) -> list[OSError | None]:
+    """Per line of a write that `error` stopped after `written` bytes: None for a line
+    written whole, else `error`. `prefix` bytes (the newline that ends a torn line) came first."""
+    end = prefix
+    errors: list[OSError | None] = []
+    for line in lines:
+        end += len(line)
+        errors.append(None if end <= written else error)
+    return errors
+
+
+def write_buffers(fd: int, buffers: Sequence[_Buffer]) -> tuple[int, OSError | None]:
     """Write `buffers` in order, one `writev` for all; (bytes written, the error that stopped it)."""
     if len(buffers) == 1:  # one writer alone, the usual case
         try:

@@ -123,8 +123,9 @@ class _Listed:
 
 
 def _appended(old: tuple[FileVersion, ...] | None, new: tuple[FileVersion, ...] | None) -> bool:
-    """Only the last file changed, and only by growing: the same files, the same inodes."""
-    if not old or not new or len(old) != len(new) or old[:-1] != new[:-1]:
+    """One file, which only grew: the same inode. (The lines a file of a rollout of
+    several gains may merge before lines already read: that is read again whole.)"""
+    if not old or not new or len(old) != 1 or len(new) != 1:
         return False
     return old[-1].inode == new[-1].inode and old[-1].size <= new[-1].size
 
