@@ -165,6 +165,10 @@ def rows(m: Measures) -> list[Row]:
     ]
 
 
+def _listed(values: list[float]) -> str:
+    return ", ".join(f"{v:.0f}" for v in values)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Start vLLM with the drop-in, measure, print the table."""
     parser = argparse.ArgumentParser(prog="python -m benchmarks.vllm_dropin", description=__doc__)
@@ -194,6 +198,9 @@ def main(argv: list[str] | None = None) -> int:
         f"command: python -m benchmarks.vllm_dropin{flags}; {time.perf_counter() - started:.0f} s\n"
     )
     print(format_table([row for m in found for row in rows(m)]))
+    for m in found:  # every round, so a noisy median can be told from a steady one
+        print(f"\n{m.dialect} rounds, tok/s captured: {_listed(m.captured_tps)}")
+        print(f"{m.dialect} rounds, tok/s passed through: {_listed(m.plain_tps)}")
     return 0
 
 

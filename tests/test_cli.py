@@ -290,6 +290,19 @@ def test_show_lists_the_calls_of_one_rollout(demo: tuple[Path, Any], mcc: Run) -
     ]
 
 
+def test_the_demo_answers_the_question_each_rollout_asked(demo: tuple[Path, Any]) -> None:
+    demo_dir, _ = demo
+    for rollout_id, city in zip(ROLLOUT_IDS, ["Paris", "Lyon", "Berlin", "Amsterdam"], strict=True):
+        lines = _capture_lines(demo_dir, rollout_id)
+        assert city in json.dumps(lines[0]["request"])  # the question asked
+        chat = [ln for ln in lines if ln["dialect"] == "chat" and ln["status_code"] == 200]
+        call = chat[0]["response"]["choices"][0]["message"]["tool_calls"][0]
+        assert json.loads(call["function"]["arguments"]) == {"city": city}
+        for line in lines[len(chat) :]:  # the answers of the other dialects
+            text = json.dumps(line["response"], ensure_ascii=False)
+            assert f"with light rain in {city}:" in text, (rollout_id, line["dialect"])
+
+
 def test_show_prints_the_error_a_call_got(demo: tuple[Path, Any], mcc: Run) -> None:
     demo_dir, _ = demo
     code, out, _ = mcc("show", str(demo_dir), "3-0")
@@ -314,12 +327,12 @@ def test_show_prints_the_conversation_in_order(demo: tuple[Path, Any], mcc: Run)
         "─ call 0 ─",
         "▸ reasoning: The user asks about the weather",
         "tool call get_weather",
-        '"city": "Paris"',
+        '"city": "Lyon"',
         "─ tool ─",
         "tool result get_weather",
-        "Paris: 18 C, light rain",
+        "Lyon: 18 C, light rain",
         "─ call 1 ─",
-        "It is 18 °C with light rain in Paris",
+        "It is 18 °C with light rain in Lyon",
         "─ call 2 ─",
         "Shorter, please.",
         "─ call 3 ─",

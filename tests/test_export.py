@@ -568,3 +568,17 @@ def test_export_covers_the_completions_dialect(
     prompt, generated, _ = rollout.seen[-1]
     assert (row["rollout_id"], row["token_ids"]) == (rollout.rollout_id, prompt + generated)
     assert sum(row["loss_mask"]) == sum(len(seen[1]) for seen in rollout.seen)
+
+
+def test_exports_list_rollouts_in_the_natural_order_of_their_ids(tmp_path: Path) -> None:
+    from model_call_capture.export import export
+
+    store = CaptureStore(tmp_path / "calls")
+    wanted = ["0-0", "1-0", "2-0", "10-0", "100-0"]
+    for rollout_id in sorted(wanted):  # 0-0, 1-0, 10-0, 100-0, 2-0
+        store.append(rollout_id, b'{"model_call_id": "c", "request": null}')
+    export(tmp_path / "calls", tmp_path / "out.jsonl", format="jsonl", jobs=1)
+    rows = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text().splitlines()]
+    assert [row["rollout_id"] for row in rows] == wanted
+    export(tmp_path / "calls", tmp_path / "out.parquet", jobs=1)
+    assert pq.read_table(tmp_path / "out.parquet").column("rollout_id").to_pylist() == wanted

@@ -33,6 +33,7 @@ from model_call_capture.store import (
     Rollout,
     _locking,
     _writer,
+    capture_files_under,
     read_file_lines,
 )
 
@@ -1399,3 +1400,15 @@ def test_numbering_and_damage_count_for_any_file(
         got, got_damaged = store.read_available("r")
         assert [i for i, _ in got] == expected_valid
         assert got_damaged == damaged
+
+
+NATURAL = ["0-0", "1-0", "1-0-a2", "1-0-a10", "2-0", "10-0", "100-0", "a9", "a10", "b"]
+
+
+def test_rollouts_are_listed_in_the_natural_order_of_their_ids(tmp_path: Path) -> None:
+    store = CaptureStore(tmp_path)
+    for rollout_id in sorted(NATURAL):  # written in text order: 0-0, 1-0, 10-0, 100-0, ...
+        store.append(rollout_id, b'{"request": null}')
+    assert store.rollout_ids() == NATURAL
+    assert [r.id for r in store.rollouts()] == NATURAL
+    assert [p.name.split(".")[0] for p in capture_files_under(tmp_path)] == NATURAL

@@ -32,6 +32,7 @@ __all__ = [
     "SELF_CALL_ROUTE",
     "apply_rollout_prefix",
     "rollout_id_for_body",
+    "rollout_order",
     "rollout_path_prefix",
     "route_path",
     "split_rollout_prefix",
@@ -49,6 +50,19 @@ _ROLLOUT_ID_RULE = (
     f"a rollout id must match ^[A-Za-z0-9][A-Za-z0-9._-]*$ and be at most "
     f"{MAX_ROLLOUT_ID_LENGTH} characters"
 )
+
+
+_DIGITS = re.compile(r"(\d+)")
+
+
+def rollout_order(rollout_id: str) -> tuple[tuple[str | int, ...], str]:
+    """The sort key of rollout ids in their natural order: runs of digits compare as
+    numbers (`2-0` before `10-0`, `1-0-a2` before `1-0-a10`), the rest as text; ids
+    equal that way (`01-0`, `1-0`) in text order. Every list of rollouts a user sees, and
+    every export, is in this order.
+    """
+    parts = _DIGITS.split(rollout_id)
+    return tuple(int(p) if i % 2 else p for i, p in enumerate(parts)), rollout_id
 
 
 def validate_rollout_id(rollout_id: str) -> str:

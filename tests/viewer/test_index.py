@@ -155,6 +155,17 @@ def test_pages_filter_sort_and_paginate(tmp_path: Path) -> None:
     )
 
 
+def test_rollouts_are_in_the_natural_order_of_their_ids(tmp_path: Path) -> None:
+    store = CaptureStore(tmp_path)
+    wanted = ["0-0", "1-0", "2-0", "10-0", "100-0"]
+    for rollout_id in sorted(wanted):
+        store.append(rollout_id, chat_line(tokens=(5, 1)))
+    index = _index(tmp_path)
+    assert _ids(index) == wanted
+    assert _ids(index, descending=True) == wanted[::-1]
+    assert _ids(index, sort="tokens_in") == wanted  # ties keep the natural order
+
+
 def test_a_page_reads_only_its_own_rows(tmp_path: Path) -> None:
     store = CaptureStore(tmp_path)
     for i in range(30):

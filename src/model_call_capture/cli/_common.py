@@ -119,7 +119,7 @@ def read_rollouts(root: Path, rollout_ids: Sequence[str] | None = None) -> list[
     from ..records import read_available_model_call_records
 
     store = CaptureStore(root)
-    ids = sorted(store.rollout_ids()) if rollout_ids is None else list(rollout_ids)
+    ids = store.rollout_ids() if rollout_ids is None else list(rollout_ids)
     out = []
     for rollout_id in ids:
         records, invalid = read_available_model_call_records(store, rollout_id)

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..rollout_ids import rollout_order
 from ._files import CAPTURE_SUFFIX, SEGMENTS_SUFFIX, capture_file_rollout_id
 from ._segments import SEGMENT_SUFFIX, is_segment
 
@@ -73,7 +74,8 @@ def directories_under(root: Path) -> Iterator[Path]:
 
 
 def capture_files_under(root: Path) -> list[Path]:
-    """Every entry named like a capture file in `root` and the directories below it, sorted.
+    """Every entry named like a capture file in `root` and the directories below it, in
+    natural order (`correlation.rollout_order`) per directory.
 
     Whatever its type: a FIFO or a directory named like a capture file is listed too, so
     that a checker (`mcc validate`) reports it as unreadable, by name, instead of skipping
@@ -86,4 +88,13 @@ def capture_files_under(root: Path) -> list[Path]:
                 found.append(p)
             elif p.name.endswith(SEGMENTS_SUFFIX) and p.is_dir() and not p.is_symlink():
                 found.extend(s for s in p.iterdir() if s.name.endswith(SEGMENT_SUFFIX))
-    return sorted(found)
+    return sorted(found, key=_listing_order)
+
+
+def _listing_order(path: Path) -> tuple[Path, tuple[tuple[str | int, ...], str], str]:
+    """Per directory, rollouts in the natural order of their ids (`2-0` before `10-0`), a
+    rollout's shared file before its segments, segments by name."""
+    if path.parent.name.endswith(SEGMENTS_SUFFIX):
+        rollout_id = path.parent.name.removesuffix(SEGMENTS_SUFFIX)
+        return path.parent.parent, rollout_order(rollout_id), path.name
+    return path.parent, rollout_order(path.name.removesuffix(CAPTURE_SUFFIX)), ""

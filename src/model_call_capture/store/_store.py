@@ -13,7 +13,7 @@ from typing import NamedTuple
 
 from ..contracts import CaptureLine
 from ..reader import DEFAULT_MAX_LINE_BYTES
-from ..rollout_ids import validate_rollout_id
+from ..rollout_ids import rollout_order, validate_rollout_id
 from . import _segments, _writer
 from ._compact import Compacted, already_in_shared, compact
 from ._files import (
@@ -286,13 +286,15 @@ class CaptureStore:
         return Rollout(rollout_id, (self.path(rollout_id), *self.segment_files(rollout_id)))
 
     def rollouts(self) -> list[Rollout]:
-        """Every rollout with a capture file, segments or an incomplete marker, in id order.
+        """Every rollout with a capture file, segments or an incomplete marker, in the
+        natural order of their ids (`correlation.rollout_order`: `2-0` before `10-0`).
 
         One listing of the directory, no file opened. Entries with a capture name that
         are not regular files (a directory, a symlink, a FIFO planted in the directory)
         are skipped, and logged once by name; a rollout with only a marker has no files.
         """
-        return [listed.rollout for _, listed in sorted(self._scan(versions=False).items())]
+        scanned = self._scan(versions=False)
+        return [scanned[rollout_id].rollout for rollout_id in sorted(scanned, key=rollout_order)]
 
     def has_rollouts(self) -> bool:
         """True when the directory holds a rollout (`rollouts()` would not be empty).
@@ -314,8 +316,9 @@ class CaptureStore:
             )
 
     def rollout_ids(self) -> list[str]:
-        """Sorted ids of every rollout with a capture file, segments or a marker (`rollouts`)."""
-        return sorted(self._scan(versions=False))
+        """The ids of every rollout with a capture file, segments or a marker (`rollouts`),
+        in their natural order."""
+        return sorted(self._scan(versions=False), key=rollout_order)
 
     def listing(self) -> dict[str, ListedRollout]:
         """Every rollout of the directory with the version of each of its files (no file opened).

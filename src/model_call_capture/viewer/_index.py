@@ -22,6 +22,7 @@ import msgspec
 
 from ..contracts import ModelCallRecord
 from ..errors import CaptureError
+from ..rollout_ids import rollout_order
 from ..store import CaptureStore, FileVersion, Rollout
 from ._entries import Call, DamagedLine, Entries
 
@@ -297,7 +298,7 @@ class RolloutIndex:
         with self._lock:
             rows = [f.summary for f in self._files.values()]
         facets = _facets(rows)
-        order = sorted(rows, key=lambda r: r.rollout_id)
+        order = sorted(rows, key=lambda r: rollout_order(r.rollout_id))
         if query.sort != "rollout_id":
             # Unindexed rows after the others whichever way: their figures are unknown.
             order = _sorted(order, query.sort, query.descending)

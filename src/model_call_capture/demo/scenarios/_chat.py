@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import _tokens
-from ._reply import ARGUMENT_PIECES, ARGUMENTS, CREATED, REASONING, Event, Reply
+from ._reply import CREATED, REASONING, Event, Reply
 from ._script import Script
 
 __all__ = ["ChatReply"]
@@ -27,7 +27,7 @@ class ChatReply(Reply):
         self.prompt_ids = _tokens.render_prompt(request) if self.token_mode else []
 
     def _tool_pieces(self) -> tuple[str, str, str]:
-        return _tokens.tool_call_text(self.tool, ARGUMENTS)
+        return _tokens.tool_call_text(self.tool, self.arguments)
 
     def generation_ids(self) -> list[int]:
         """The generated ids: the message body the template renders, then `<|im_end|>`."""
@@ -53,7 +53,7 @@ class ChatReply(Reply):
                 {
                     "id": self._id("call"),
                     "type": "function",
-                    "function": {"name": self.tool, "arguments": ARGUMENTS},
+                    "function": {"name": self.tool, "arguments": self.arguments},
                 }
             ]
         choice: dict[str, Any] = {
@@ -89,7 +89,7 @@ class ChatReply(Reply):
             return framed
         if self.tool:
             chunks.append(self._chunk({"tool_calls": [self._first_call()]}))
-            for piece in ARGUMENT_PIECES:
+            for piece in self.argument_pieces:
                 chunks.append(
                     self._chunk({"tool_calls": [{"index": 0, "function": {"arguments": piece}}]})
                 )
@@ -121,7 +121,7 @@ class ChatReply(Reply):
         if self.tool:
             head, _, end = self._tool_pieces()
             chunks.append(chunk({"tool_calls": [self._first_call()]}, _tokens.encode(head)))
-            for piece in ARGUMENT_PIECES:
+            for piece in self.argument_pieces:
                 delta = {"tool_calls": [{"index": 0, "function": {"arguments": piece}}]}
                 chunks.append(chunk(delta, _tokens.encode(piece)))
             tail = _tokens.encode(end)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._reply import ARGUMENT_PIECES, REASONING, Event, Reply
+from ._reply import REASONING, Event, Reply
 
 __all__ = ["MessagesReply"]
 
@@ -106,7 +106,7 @@ class MessagesReply(Reply):
                     "index": 2,
                     "delta": {"type": "input_json_delta", "partial_json": piece},
                 }
-                for piece in ARGUMENT_PIECES
+                for piece in self.argument_pieces
             ),
             {"type": "content_block_stop", "index": 2},
         ]
@@ -140,7 +140,7 @@ class MessagesReply(Reply):
                     "type": "tool_use",
                     "id": self._id("toolu"),
                     "name": self.tool,
-                    "input": {"city": "Paris"},
+                    "input": {"city": self.city},
                 }
             )
         return content

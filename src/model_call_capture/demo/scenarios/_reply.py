@@ -13,8 +13,7 @@ from typing import Any, TypeAlias
 from ._script import Script
 
 __all__ = [
-    "ARGUMENTS",
-    "ARGUMENT_PIECES",
+    "CITIES",
     "CREATED",
     "REASONING",
     "Event",
@@ -28,12 +27,17 @@ REASONING = "The user asks about the weather; the get_weather tool can tell me."
 """The reasoning (summary, thinking) of every reply."""
 _TOOL_TEXT = "Let me check the weather for you \u2014 one moment."
 """The text of a reply that calls the offered tool."""
-_ANSWER = "It is 18 \u00b0C with light rain in Paris: take a raincoat and an umbrella."
-"""The text of a reply without a tool call."""
-ARGUMENTS = '{"city":"Paris"}'
-"""The arguments of the tool call."""
-ARGUMENT_PIECES = ('{"city":', '"Paris"}')
-"""The tool-call arguments as a stream sends them."""
+CITIES = ("Paris", "Lyon", "Berlin", "Amsterdam")
+"""The cities the scripted model knows; it asks the weather of the first one a request
+names (the demo's questions name one each), Paris when none."""
+
+
+def city_of(body: bytes) -> str:
+    """The city of `CITIES` the request `body` names first (Paris when it names none)."""
+    found = [(at, city) for city in CITIES if (at := body.find(city.encode())) >= 0]
+    return min(found)[1] if found else CITIES[0]
+
+
 _FILLER = "All work and no play makes a dull model. "
 """Repeated to make the text of a `big_<kib>` reply."""
 
@@ -56,11 +60,19 @@ class Reply(abc.ABC):
         self.incomplete = "incomplete" in script
         tool = None if "text" in script or self.incomplete else self._offered_tool(request)
         self.tool = tool
+        self.city = city_of(body)
+        self.arguments = f'{{"city":"{self.city}"}}'
+        """The arguments of the tool call: the city the request asks about."""
+        self.argument_pieces = ('{"city":', f'"{self.city}"}}')
+        """The tool-call arguments as a stream sends them."""
         if script.big_kib:
             size = script.big_kib * 1024
             self.text = (_FILLER * (size // len(_FILLER) + 1))[:size]
         else:
-            self.text = _TOOL_TEXT if tool else _ANSWER
+            answer = (
+                f"It is 18 \u00b0C with light rain in {self.city}: take a raincoat and an umbrella."
+            )
+            self.text = _TOOL_TEXT if tool else answer
         if self.incomplete:
             self.text = self.text[: len(self.text) // 2]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._reply import ARGUMENT_PIECES, ARGUMENTS, CREATED, REASONING, Event, Reply
+from ._reply import CREATED, REASONING, Event, Reply
 
 __all__ = ["ResponsesReply"]
 
@@ -120,7 +120,7 @@ class ResponsesReply(Reply):
         fc_id = self._id("fc")
         item = self._function_call("in_progress", "")
         events.add("response.output_item.added", output_index=2, item=item)
-        for piece in ARGUMENT_PIECES:
+        for piece in self.argument_pieces:
             events.add(
                 "response.function_call_arguments.delta",
                 item_id=fc_id,
@@ -131,7 +131,7 @@ class ResponsesReply(Reply):
             "response.function_call_arguments.done",
             item_id=fc_id,
             output_index=2,
-            arguments=ARGUMENTS,
+            arguments=self.arguments,
         )
         events.add("response.output_item.done", output_index=2, item=done)
 
@@ -167,13 +167,13 @@ class ResponsesReply(Reply):
             output.append(self._function_call("completed"))
         return output
 
-    def _function_call(self, status: str, arguments: str = ARGUMENTS) -> dict[str, Any]:
+    def _function_call(self, status: str, arguments: str | None = None) -> dict[str, Any]:
         return {
             "id": self._id("fc"),
             "type": "function_call",
             "call_id": self._id("call"),
             "name": self.tool,
-            "arguments": arguments,
+            "arguments": self.arguments if arguments is None else arguments,
             "status": status,
         }
 
