@@ -8,6 +8,7 @@ peak RSS of `mcc stats` over a generated directory, against the directory's size
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import tempfile
@@ -68,6 +69,39 @@ def _validate_row(quick: bool) -> Row:
     )
 
 
+def _merged_row(quick: bool) -> Row:
+    """Row 6d: a rollout written in three files (its shared file and two segments, the
+    segment layout) read merged, against the same lines in its one shared file."""
+    n = 600 if quick else 30_000
+    with tempfile.TemporaryDirectory(prefix="mcc-bench-merged-") as tmp:
+        one = write_capture_file(Path(tmp), n)
+        lines = one.read_bytes().splitlines(keepends=True)
+        split = Path(tmp) / "split"
+        segments = split / f"{ROLLOUT}.capture.segments"
+        segments.mkdir(parents=True)
+        (split / one.name).write_bytes(b"".join(lines[0::3]))
+        for k, name in ((1, "host-a.1.00000000.jsonl"), (2, "host-b.1.00000000.jsonl")):
+            (segments / name).write_bytes(b"".join(lines[k::3]))
+            os.utime(segments / name, (0, 0))  # settled: no writer may be mid-line
+        stores = CaptureStore(tmp), CaptureStore(split)
+        t_merged, t_one = interleaved(
+            lambda: read_available_model_call_records(stores[1], ROLLOUT),
+            lambda: read_available_model_call_records(stores[0], ROLLOUT),
+            rounds=1 if quick else 5,
+            pause_gc=False,
+        )
+    return Row(
+        "6d",
+        f"a rollout of three files read merged, {n:,} lines",
+        f"{n / t_merged:,.0f} records/s (shared file + 2 segments)",
+        f"{n / t_one:,.0f} records/s (the same lines in one file)",
+        f"{t_one / t_merged:.2f}x",
+        "(info)",
+        None,
+        "lazy payloads; the merge decodes each line's completed_at once more, line by line",
+    )
+
+
 def _long_line_row(quick: bool) -> Row:
     size = (8 if quick else 128) << 20
     data = b'{"x": "' + b"a" * size + b'"}\n'
@@ -115,9 +149,9 @@ def _stats_rss_row(quick: bool) -> Row:
 
 
 def run(quick: bool) -> list[Row]:
-    """Rows 6a (validate vs records), 6b (a long line), 6c (stats memory)."""
+    """Rows 6a (validate vs records), 6b (a long line), 6c (stats memory), 6d (merged read)."""
     rows = []
-    for make in (_validate_row, _long_line_row, _stats_rss_row):
+    for make in (_validate_row, _long_line_row, _stats_rss_row, _merged_row):
         try:
             rows.append(make(quick))
         except Exception as exc:  # a component not ready: report it, do not crash the run

@@ -308,3 +308,32 @@ def test_serve_on_a_taken_port_is_one_line(
         capsys.readouterr().err
         == f"mcc: error: cannot listen on 127.0.0.1:{port}: Address already in use\n"
     )
+
+
+# -- the capture limits ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("options", "gap"),
+    [
+        (("--capture-max-bytes", "16"), None),
+        (("--capture-memory-budget", "0"), "memory_budget"),
+    ],
+)
+def test_the_capture_limits_are_set_from_the_command_line(
+    tmp_path: Path, upstream_url: str, options: tuple[str, str], gap: str | None
+) -> None:
+    """`mcc serve` used to capture with the defaults (64 MiB a call, 1 GiB in all) only."""
+    with mcc_serve(upstream_url, tmp_path, *options) as served:
+        client = openai.OpenAI(
+            base_url=f"{served.url}/ng-rollout/limits-1/v1", api_key=API_KEY, max_retries=0
+        )
+        with client:
+            reply = client.chat.completions.create(
+                model="demo-gpt", messages=[{"role": "user", "content": "hi"}]
+            )
+        (line,) = wait_for_lines(served.capture_dir, "limits-1")
+    assert reply.choices  # the call itself is untouched
+    assert line.capture_cut is True
+    if gap is not None:
+        assert gap in {g.code for g in line.gaps}

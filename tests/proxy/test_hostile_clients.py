@@ -25,6 +25,14 @@ from typing import IO, Any
 import httpx
 import pytest
 
+from benchmarks.proxy_streams import (
+    MIB,
+    concurrent_streams,
+    start_proxy,
+    start_upstream,
+    status_kib,
+    stream_app,
+)
 from servers import serve
 
 from .conftest import mcc_serve, read_to_end, stop, wait_until_serving
@@ -301,3 +309,32 @@ def test_a_client_that_hangs_up_mid_stream_is_noted_at_debug(tmp_path: Path, lev
             "gone-2): the client went away during the reply",
         ]
         assert all(line.startswith("DEBUG:") for line in log if "socket.send()" in line)
+
+
+@pytest.mark.slow
+def test_the_rss_of_32_concurrent_large_streams_stays_under_the_documented_ceiling(
+    tmp_path: Path,
+) -> None:
+    """docs/security.md, "The capture memory budget": the proxy's peak RSS grows by at
+    most 3 x `--capture-memory-budget` and 0.25 MiB a stream over its idle RSS. 32 chat
+    streams of 4 MiB each (8x the 16 MiB budget in all) at once, every byte read."""
+    budget_mib, streams = 16, 32
+    upstream, server = start_upstream(stream_app(4))
+    try:
+        proc, url = start_proxy(
+            upstream, str(tmp_path), "--capture-memory-budget", str(budget_mib * MIB)
+        )
+        try:
+            assert concurrent_streams(url, 1, "warm")[0] > 3 * MIB
+            before = status_kib(proc.pid, "VmRSS")
+            received = concurrent_streams(url, streams, "big")
+            grown_mib = (status_kib(proc.pid, "VmHWM") - before) / 1024
+        finally:
+            proc.terminate()
+            proc.wait(timeout=20)
+            if proc.stdout is not None:
+                proc.stdout.close()
+    finally:
+        server.should_exit = True
+    assert len(received) == streams and min(received) > 3 * MIB
+    assert grown_mib <= 3 * budget_mib + 0.25 * streams, grown_mib

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from ..contracts import CaptureConfig
 from ..proxy import (
     DEFAULT_BODY_TIMEOUT_S,
     DEFAULT_HEAD_TIMEOUT_S,
@@ -143,6 +144,21 @@ Example:
     "or, when all are busy, the new one is answered 503.",
 )
 @click.option(
+    "--capture-max-bytes",
+    default=CaptureConfig().capture_max_bytes,
+    show_default=True,
+    type=click.IntRange(min=0),
+    help="Bytes kept of each captured request and response; past it the payload is cut.",
+)
+@click.option(
+    "--capture-memory-budget",
+    default=CaptureConfig().capture_memory_budget_bytes,
+    show_default=True,
+    type=click.IntRange(min=0),
+    help="Bytes all captures in flight may hold together; past it capture degrades "
+    "(the raw stream text first, then the payload), never the reply.",
+)
+@click.option(
     "--log-level",
     default="warning",
     show_default=True,
@@ -159,6 +175,8 @@ def serve(
     header_timeout: float,
     body_timeout: float,
     max_connections: int | None,
+    capture_max_bytes: int,
+    capture_memory_budget: int,
     log_level: str,
 ) -> None:
     """`mcc serve` (its help text is `_HELP`)."""
@@ -181,6 +199,8 @@ def serve(
             timeout_s=timeout,
             max_request_bytes=max_request_bytes,
             body_timeout_s=body_timeout,
+            capture_max_bytes=capture_max_bytes,
+            capture_memory_budget_bytes=capture_memory_budget,
         )
     except ValueError as exc:
         raise click.ClickException(str(exc)) from None

@@ -297,8 +297,13 @@ def create_proxy_app(
     timeout_s: float = DEFAULT_TIMEOUT_S,
     max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES,
     body_timeout_s: float = DEFAULT_BODY_TIMEOUT_S,
+    capture_max_bytes: int | None = None,
+    capture_memory_budget_bytes: int | None = None,
 ) -> Any:
     """The capturing proxy: `ProxyApp(upstream)` behind `CaptureMiddleware` writing to `capture_dir`.
+
+    `capture_max_bytes` and `capture_memory_budget_bytes` are `CaptureConfig`'s (None:
+    its defaults).
 
     Outermost is `TargetGuard`: it refuses a target the proxy will not forward before the
     capture sees it, and hands the capture the path the upstream will get.
@@ -306,7 +311,17 @@ def create_proxy_app(
     from ..contracts import CaptureConfig
     from ..middleware import install_model_call_capture
 
-    config = CaptureConfig(observability_enabled=True, model_call_capture_dir=capture_dir)
+    defaults = CaptureConfig()
+    config = CaptureConfig(
+        observability_enabled=True,
+        model_call_capture_dir=capture_dir,
+        capture_max_bytes=defaults.capture_max_bytes
+        if capture_max_bytes is None
+        else capture_max_bytes,
+        capture_memory_budget_bytes=defaults.capture_memory_budget_bytes
+        if capture_memory_budget_bytes is None
+        else capture_memory_budget_bytes,
+    )
     proxy = ProxyApp(
         upstream,
         timeout_s=timeout_s,
