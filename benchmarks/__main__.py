@@ -12,7 +12,17 @@ import traceback
 import warnings
 from collections.abc import Callable
 
-from . import appends, linerate, memory, middleware, reading, reassembly, records, view
+from . import (
+    appends,
+    linerate,
+    live_spans,
+    memory,
+    middleware,
+    reading,
+    reassembly,
+    records,
+    view,
+)
 from ._common import Row, format_table, machine, not_ready
 
 SECTIONS: dict[str, tuple[str, Callable[[bool], list[Row]]]] = {
@@ -24,6 +34,7 @@ SECTIONS: dict[str, tuple[str, Callable[[bool], list[Row]]]] = {
     "6": ("reading at scale: validate, long lines, stats memory", reading.run),
     "7": ("mcc view on a large directory", view.run),
     "8": ("capture at line rate: 200-chunk streams, h11 and httptools, Gym's reader", linerate.run),
+    "10": ("live OTLP spans: capture with otlp_endpoint against capture alone", live_spans.run),
 }
 
 

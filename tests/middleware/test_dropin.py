@@ -248,6 +248,7 @@ def test_every_other_config_field_has_its_variable() -> None:
         "MCC_CAPTURE_MEMORY_BUDGET_BYTES": "capture_memory_budget_bytes",
         "MCC_CAPTURE_STREAM_RAW": "capture_stream_raw",
         "MCC_OBSERVABILITY_ENABLED": "observability_enabled",
+        "MCC_OTLP_ENDPOINT": "otlp_endpoint",
     }
 
 
