@@ -286,3 +286,29 @@ def test_an_unknown_otlp_endpoint_scheme_is_refused_at_startup(tmp_path: Path) -
     )
     with pytest.raises(OtlpExportError, match="not an http"):
         install_model_call_capture(create_app(), config, model_server_name="x")
+
+
+def test_an_unreachable_live_endpoint_fails_no_call_and_loses_no_line(tmp_path: Path) -> None:
+    import openai
+
+    from model_call_capture import CaptureConfig, install_model_call_capture
+    from model_call_capture.demo.model_server import create_app
+    from servers import serve
+
+    config = CaptureConfig(
+        observability_enabled=True,
+        model_call_capture_dir=str(tmp_path / "calls"),
+        otlp_endpoint=f"http://127.0.0.1:{_free_port()}",  # nothing listens there
+    )
+    app = install_model_call_capture(create_app(), config, model_server_name="live")
+    with serve(app) as server:
+        client = openai.OpenAI(
+            base_url=f"{server.url}/ng-rollout/down-1/v1", api_key="unused", max_retries=0
+        )
+        for _ in range(3):
+            reply = client.chat.completions.create(
+                model="demo-gpt", messages=[{"role": "user", "content": "hello"}]
+            )
+            assert reply.choices[0].message.content
+    records = read_model_call_records(CaptureStore(tmp_path / "calls"), "down-1")
+    assert len(records) == 3 and all(r.error_category is None for r in records)
