@@ -6,18 +6,24 @@
 from __future__ import annotations
 
 import argparse
-import os
-import platform
-import subprocess
 import sys
-import tempfile
 import time
 import traceback
 import warnings
 from collections.abc import Callable
 
-from . import appends, linerate, memory, middleware, reading, reassembly, records, view
-from ._common import Row, format_table, not_ready
+from . import (
+    appends,
+    linerate,
+    live_spans,
+    memory,
+    middleware,
+    reading,
+    reassembly,
+    records,
+    view,
+)
+from ._common import Row, format_table, machine, not_ready
 
 SECTIONS: dict[str, tuple[str, Callable[[bool], list[Row]]]] = {
     "1": ("reassembly vs SDK accumulators", reassembly.run),
@@ -28,25 +34,8 @@ SECTIONS: dict[str, tuple[str, Callable[[bool], list[Row]]]] = {
     "6": ("reading at scale: validate, long lines, stats memory", reading.run),
     "7": ("mcc view on a large directory", view.run),
     "8": ("capture at line rate: 200-chunk streams, h11 and httptools, Gym's reader", linerate.run),
+    "10": ("live OTLP spans: capture with otlp_endpoint against capture alone", live_spans.run),
 }
-
-
-def machine() -> str:
-    """One line describing where the run happened."""
-    capture_dir = os.environ.get("MCC_BENCH_DIR") or tempfile.gettempdir()
-    try:
-        fs = (
-            subprocess.run(["df", "-T", capture_dir], capture_output=True, text=True, check=False)
-            .stdout.splitlines()[-1]
-            .split()
-        )
-        disk = f"{fs[0]} ({fs[1]})"
-    except Exception:  # df missing: not worth failing the run
-        disk = "unknown"
-    return (
-        f"nproc {os.cpu_count()}, {platform.machine()}, Python {platform.python_version()}, "
-        f"{platform.system()} {platform.release()}; capture dir {capture_dir} on {disk}"
-    )
 
 
 def main(argv: list[str] | None = None) -> int:

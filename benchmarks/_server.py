@@ -1,6 +1,6 @@
 """A uvicorn server for the middleware benchmarks, run in its own process.
 
-    python -m benchmarks._server on|off|nodisk <capture_dir> [--http h11|httptools]
+    python -m benchmarks._server on|off|nodisk <capture_dir> [--http h11|httptools] [--otlp URL]
                                  [--loop asyncio|uvloop] [--app demo|stream] [--spin-us US]
 
 Serves an app behind `CaptureMiddleware`, with capture on or off, on 127.0.0.1 and a
@@ -68,9 +68,12 @@ def main() -> None:
     parser.add_argument("--loop", default="asyncio", choices=("asyncio", "uvloop"))
     parser.add_argument("--app", default="demo", choices=("demo", "stream"))
     parser.add_argument("--spin-us", type=float, default=0.0)
+    parser.add_argument("--otlp", default=None, help="otlp_endpoint: live spans of each call")
     args = parser.parse_args()
     config = CaptureConfig(
-        observability_enabled=args.mode != "off", model_call_capture_dir=args.capture_dir
+        observability_enabled=args.mode != "off",
+        model_call_capture_dir=args.capture_dir,
+        otlp_endpoint=args.otlp,
     )
     store = _NoDiskStore(args.capture_dir) if args.mode == "nodisk" else None
     inner: ASGIApp = create_app() if args.app == "demo" else stream_app

@@ -235,3 +235,61 @@ def test_harbor_rules_reject_a_broken_trajectory(
     break_it(trajectory)
     with pytest.raises(ValidationError, match=message):
         Trajectory.model_validate(trajectory)
+
+
+def _completion_line(prompt: str, text: str, index: int) -> Any:
+    from model_call_capture import build_model_call_record
+    from model_call_capture.contracts import CaptureLine
+
+    line = CaptureLine(
+        model_call_id=f"cc-{index}",
+        dialect="completions",
+        started_at=1_800_000_000.0 + index,
+        completed_at=1_800_000_000.5 + index,
+        status_code=200,
+        request={"model": "base", "prompt": prompt},
+        response={
+            "id": f"cmpl-{index}",
+            "object": "text_completion",
+            "model": "base",
+            "choices": [{"index": 0, "text": text, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 5, "completion_tokens": 2, "total_tokens": 7},
+        },
+    )
+    return build_model_call_record(line, index)
+
+
+def test_completion_prompts_add_only_what_is_new_to_the_conversation() -> None:
+    records = [
+        _completion_line("Q: hi\nA:", " Hello.", 0),
+        _completion_line("Q: hi\nA: Hello.\nQ: more\nA:", " Sure.", 1),
+    ]
+    trajectory = rollout_to_atif(
+        records, rollout_id="c", session_id="s", agent_name="a", agent_version="1"
+    )
+    assert [(s["source"], s["message"]) for s in trajectory["steps"]] == [
+        ("user", "Q: hi\nA:"),
+        ("agent", " Hello."),
+        ("user", "\nQ: more\nA:"),
+        ("agent", " Sure."),
+    ]
+    Trajectory.model_validate(trajectory)
+
+
+def test_token_in_token_out_completions_keep_their_ids(completions_rollout: Any) -> None:
+    store = CaptureStore(completions_rollout.directory)
+    records = read_model_call_records(store, completions_rollout.rollout_id)
+    trajectory = rollout_to_atif(
+        records,
+        rollout_id=completions_rollout.rollout_id,
+        session_id="s",
+        agent_name="a",
+        agent_version="1",
+    )
+    steps = trajectory["steps"]
+    assert [s["source"] for s in steps] == ["agent"] * len(completions_rollout.seen)
+    for step, (prompt, generated, log_probs) in zip(steps, completions_rollout.seen, strict=True):
+        assert step["metrics"]["prompt_token_ids"] == prompt
+        assert step["metrics"]["completion_token_ids"] == generated
+        assert step["metrics"]["logprobs"] == pytest.approx(log_probs)
+    Trajectory.model_validate(trajectory)

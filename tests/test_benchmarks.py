@@ -30,6 +30,8 @@ TARGETS = (
     "| 8c |",
     "| 8d |",
     "| 8e |",
+    "| 10a |",
+    "| 10b |",
 )
 
 
@@ -68,7 +70,8 @@ def test_contention_probe_measures_every_side() -> None:
 
 
 def test_quick_run_prints_a_row_for_every_target(tmp_path: Path) -> None:
-    done = _python_m("benchmarks", "--quick", tmp_path=tmp_path)
+    # Nine sections, each starting servers of its own: minutes on a busy 2-core machine.
+    done = _python_m("benchmarks", "--quick", tmp_path=tmp_path, timeout=300)
     assert done.returncode == 0, done.stderr
     out = done.stdout
     assert out.startswith("machine: nproc "), out

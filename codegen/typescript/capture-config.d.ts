@@ -29,5 +29,9 @@ export interface CaptureConfig {
    * Where writers append: one shared file per rollout under flock, per-writer segments, or auto (segments where the filesystem's locks are not coherent across hosts).
    */
   capture_layout?: "auto" | "shared" | "segments";
+  /**
+   * OTLP/HTTP endpoint that gets each captured call's GenAI span once its line is durable (needs the `otel` extra); null: no live spans.
+   */
+  otlp_endpoint?: string | null;
   [k: string]: unknown;
 }

@@ -119,6 +119,8 @@ class _Builder:
     def __init__(self) -> None:
         self.steps: list[dict[str, Any]] = []
         self.agent_steps: list[dict[str, Any]] = []
+        self.context = ""
+        """A completion prompt's text so far: the last prompt and what the model added."""
 
     def add(self, step: dict[str, Any]) -> dict[str, Any]:
         step = {"step_id": len(self.steps) + 1, **step}
@@ -147,6 +149,8 @@ class _Builder:
                     if part.kind != "tool_result":
                         raise AtifMappingError(f"{where}: a tool turn holds a {part.kind} part")
                     self.observe(part, where)
+            elif turn.role == "prompt":
+                self.prompt(turn, where)
             elif turn.role == "assistant":
                 # History the first request replays (few-shot, a resumed session): context
                 # the model did not generate in this rollout.
@@ -154,6 +158,23 @@ class _Builder:
                 self.agent_steps.append(step)
             else:
                 raise AtifMappingError(f"{where}: a message of role {turn.role!r}")
+
+    def prompt(self, turn: Turn, where: str) -> None:
+        """A Completions prompt: raw text that repeats the conversation so far, so only
+        what it adds to the last prompt and completion is a new `user` step. A prompt of
+        token ids has no text: it is in the agent step's `metrics.prompt_token_ids`."""
+        if any(p.name == "token_ids" for p in turn.parts):
+            self.context = ""
+            return
+        text = _message(turn.parts, where)
+        if not isinstance(text, str):
+            raise AtifMappingError(f"{where}: a prompt with a suffix is not representable")
+        added = (
+            text[len(self.context) :] if self.context and text.startswith(self.context) else text
+        )
+        self.context = text
+        if added:
+            self.add({"source": "user", "message": added})
 
 
 def _new_turns(turns: list[Turn], first: bool) -> list[Turn]:
@@ -272,6 +293,8 @@ def rollout_to_atif(
         builder.sent(_new_turns(turns, index == 0), _call_name(record))
         step = builder.add(_call_step(record))
         builder.agent_steps.append(step)
+        if builder.context and isinstance(step["message"], str):
+            builder.context += step["message"]
     generated = [s for s in builder.agent_steps if not s.get("is_copied_context")]
     models = {s.get("model_name") for s in generated}
     agent: dict[str, Any] = {"name": agent_name, "version": agent_version}

@@ -127,6 +127,9 @@ def load_capture_config(source: ConfigSource) -> CaptureConfig:
         value = settings.get(key, 0)
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
             raise CaptureConfigError(f"{key} must be a non-negative integer, got {value!r}")
+    endpoint = settings.get("otlp_endpoint")
+    if endpoint is not None and not isinstance(endpoint, str):
+        raise CaptureConfigError(f"otlp_endpoint must be a URL string or null, got {endpoint!r}")
     directory = settings.get("model_call_capture_dir")
     if directory is not None and not isinstance(directory, (str, os.PathLike)):
         raise CaptureConfigError(f"model_call_capture_dir must be a path string, got {directory!r}")

@@ -357,6 +357,8 @@ class CaptureConfig(msgspec.Struct, kw_only=True, omit_defaults=True):
     """Per-process bound on the bytes captures in flight hold; past it capture degrades."""
     capture_layout: CaptureLayout = "auto"
     """Where writers append: one shared file per rollout under flock, per-writer segments, or auto (segments where the filesystem's locks are not coherent across hosts)."""
+    otlp_endpoint: str | None = None
+    """OTLP/HTTP endpoint that gets each captured call's GenAI span once its line is durable (needs the `otel` extra); null: no live spans."""
 
     def __post_init__(self) -> None:
         # The schema says the same with if/then; msgspec turns this ValueError into a

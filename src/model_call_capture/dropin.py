@@ -13,7 +13,7 @@ its own; all of them append to the same rollout files, which the store locks):
   its capture keys are read, and the variables above and below override them;
 - `MCC_<FIELD>` for each other `CaptureConfig` field (`MCC_OBSERVABILITY_ENABLED`,
   `MCC_CAPTURE_MAX_BYTES`, `MCC_CAPTURE_STREAM_RAW`, `MCC_CAPTURE_MEMORY_BUDGET_BYTES`,
-  `MCC_CAPTURE_LAYOUT`),
+  `MCC_CAPTURE_LAYOUT`, `MCC_OTLP_ENDPOINT`),
   its value read as the YAML scalar one would write for that key in `MCC_CONFIG`.
 
 A bad value raises `CaptureConfigError` naming the variable, both when this module is

@@ -127,8 +127,9 @@ def _times(record: ModelCallRecord) -> tuple[int, int] | None:
         return None
     if end is None:
         end = start + (latency or 0) / 1000
-    start_ns = int(start * 1e9)
-    return start_ns, max(start_ns, int(end * 1e9))
+    # A float of Unix seconds holds microseconds, not nanoseconds: round to the microsecond.
+    start_ns = round(start * 1e6) * 1000
+    return start_ns, max(start_ns, round(end * 1e6) * 1000)
 
 
 def _number(value: object) -> float | None:

@@ -165,11 +165,11 @@ class SpanSender:
 class LiveSpans:
     """Spans of captured calls sent as they are captured, off the caller's thread.
 
-    `submit(rollout_id, line)` only puts the line in a bounded queue; a daemon thread
-    builds each call's span (as `mcc export --format otlp` would, without content) and
-    sends them in batches of up to `batch_size`, at least every `interval` seconds. A full
-    queue drops the line: `dropped` counts them and the first drop, then every
-    thousandth, is logged. A batch the endpoint refuses is counted in `failed` and logged,
+    `submit(rollout_id, line)` builds the call's span in the caller's thread (as `mcc
+    export --format otlp` would, without content: a few attributes, never the payloads)
+    and puts it in a bounded queue; a daemon thread sends them in batches of up to
+    `batch_size`, at least every `interval` seconds. A full queue drops the span:
+    `dropped` counts them and the first drop, then every thousandth, is logged. A batch the endpoint refuses is counted in `failed` and logged,
     never retried forever. `close()` sends what is queued (up to `timeout` seconds).
     """
 
@@ -183,15 +183,13 @@ class LiveSpans:
         interval: float = 1.0,
     ) -> None:
         self._sender = SpanSender(endpoint, headers=headers, batch_size=batch_size, timeout=10)
-        self._queue: queue.Queue[tuple[str, CaptureLine] | tuple[()] | None] = queue.Queue(
-            max_queue
-        )
+        self._queue: queue.Queue[GenAISpan | None] = queue.Queue(max_queue)
         self._interval = interval
         self._lock = threading.Lock()
         self.dropped = 0
-        """Lines not turned into spans because the queue was full."""
+        """Spans dropped because the queue was full."""
         self.failed = 0
-        """Spans the endpoint did not accept."""
+        """Spans the endpoint did not accept, or lines that could not become a span."""
         self._closed = False
         self._thread = threading.Thread(target=self._run, name="mcc-otlp-live", daemon=True)
         self._thread.start()
@@ -204,8 +202,11 @@ class LiveSpans:
 
     def submit(self, rollout_id: str, line: CaptureLine) -> None:
         """Queue the span of `line`, a durable line of `rollout_id`; never blocks or raises."""
+        span = self._span(rollout_id, line)
+        if span is None:
+            return
         try:
-            self._queue.put_nowait((rollout_id, line))
+            self._queue.put_nowait(span)
         except queue.Full:
             with self._lock:
                 self.dropped += 1
@@ -220,15 +221,20 @@ class LiveSpans:
     def _span(self, rollout_id: str, line: CaptureLine) -> GenAISpan | None:
         try:
             return record_span(build_model_call_record(line, 0), rollout_id)
-        except Exception:  # a hostile line must not stop the thread
-            logger.exception("live OTLP spans: a line could not become a span")
+        except Exception:  # a surprise in a line must never reach the capture's thread
+            with self._lock:
+                self.failed += 1
+                first = self.failed == 1
+            if first:
+                logger.exception("live OTLP spans: a line could not become a span")
             return None
 
     def _flush(self, batch: list[GenAISpan]) -> None:
         try:
             self._sender.send_batch(batch)
         except Exception as exc:
-            self.failed += len(batch)
+            with self._lock:
+                self.failed += len(batch)
             logger.warning("live OTLP spans: %d spans not sent: %s", len(batch), exc)
 
     def _run(self) -> None:
@@ -237,13 +243,13 @@ class LiveSpans:
         while True:
             wait = self._interval if not batch else max(0.0, deadline - time.monotonic())
             try:
-                item = self._queue.get(timeout=wait)
+                span = self._queue.get(timeout=wait)
             except queue.Empty:
-                item = ()
-            if item is None:
-                self._flush(batch)
-                return
-            if item and (span := self._span(*item)) is not None:
+                pass  # the batch's time is up
+            else:
+                if span is None:
+                    self._flush(batch)
+                    return
                 if not batch:
                     deadline = time.monotonic() + self._interval
                 batch.append(span)

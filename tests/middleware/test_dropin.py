@@ -26,10 +26,10 @@ import pytest
 from starlette.applications import Starlette
 from starlette.routing import Route
 
-from model_call_capture.correlation import route_path
 from model_call_capture.demo.model_server import create_app
 from model_call_capture.dropin import CaptureMiddleware, field_variables, settings_from_environ
 from model_call_capture.errors import CaptureConfigError
+from model_call_capture.rollout_ids import route_path
 from servers import serve
 
 from .conftest import ANSWER, new_rollout, read_lines
@@ -248,6 +248,7 @@ def test_every_other_config_field_has_its_variable() -> None:
         "MCC_CAPTURE_MEMORY_BUDGET_BYTES": "capture_memory_budget_bytes",
         "MCC_CAPTURE_STREAM_RAW": "capture_stream_raw",
         "MCC_OBSERVABILITY_ENABLED": "observability_enabled",
+        "MCC_OTLP_ENDPOINT": "otlp_endpoint",
     }
 
 

@@ -5,6 +5,11 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import signal
+import subprocess
+import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -12,6 +17,7 @@ import pytest
 from starlette.testclient import TestClient
 
 from conftest import CompletionsRollout
+from model_call_capture.store import CaptureStore
 from model_call_capture.viewer import CSP, create_app
 
 from .conftest import HOSTILE_MODEL, SCRIPT, chat_line, write_hostile_dir
@@ -202,3 +208,41 @@ def test_a_completions_rollout_reads_as_prompts_and_answers(
     assert json.loads(first["input"][0]["parts"][0]["text"]) == completions_rollout.seen[0][0]
     assert [t["role"] for t in first["output"]] == ["assistant"]
     assert first["output"][0]["parts"][0]["text"].startswith("It is 18 \u00b0C")
+
+
+def _view_stderr(directory: Path, *args: str) -> tuple[str, str]:
+    """`mcc view` as a subprocess: its stdout's first line, and what it wrote on stderr
+    within its first seconds (it is stopped with Ctrl-C's signal then)."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "model_call_capture.cli", "view", str(directory), *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1", "BROWSER": "/bin/false"},
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    first = proc.stdout.readline()
+    time.sleep(2)  # --open tries the browser 0.5 s after start
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=15)
+    return first, err
+
+
+def test_view_warns_about_every_interface_an_empty_directory_and_no_browser(
+    tmp_path: Path,
+) -> None:
+    first, err = _view_stderr(tmp_path, "--host", "0.0.0.0", "--open")
+    port = re.fullmatch(r"Serving http://127\.0\.0\.1:(\d+)/\n", first)
+    assert port, first  # a URL a browser can open, not http://0.0.0.0:PORT/
+    assert (
+        f"mcc view: warning: listening on every interface: anyone who can reach this machine "
+        f"on port {port.group(1)} can read these captures"
+    ) in err
+    assert f"mcc view: warning: {tmp_path} holds no capture files yet" in err
+    assert (
+        f"mcc view: no browser could be opened here; open http://127.0.0.1:{port.group(1)}/ yourself"
+        in err
+    )
+    CaptureStore(tmp_path).append("r", chat_line())
+    _, err = _view_stderr(tmp_path)
+    assert "warning" not in err

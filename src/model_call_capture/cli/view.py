@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import threading
 import webbrowser
+from pathlib import Path
 
 import click
 
-from ._common import capture_root, listen, max_line_bytes_option
+from ._common import capture_root, listen, max_line_bytes_option, safe_text
 
 __all__ = ["view"]
 
@@ -57,11 +58,16 @@ def view(directory: str, host: str, port: int, open_browser: bool, max_line_byte
     hosts = [*_LOCAL, "[::1]"] if host in _LOCAL else [host, shown_host, *_LOCAL, "[::1]"]
     if host in ("0.0.0.0", "::"):
         hosts = ["*"]  # any name this machine answers to; the user asked for every interface
+    if host in ("0.0.0.0", "::"):
+        # Not a URL a browser can open: the same server answers on this machine's loopback.
+        url = f"http://{'[::1]' if host == '::' else '127.0.0.1'}:{bound_port}/"
     app = create_app(root, allowed_hosts=hosts, max_line_bytes=max_line_bytes)
     click.echo(f"Serving {url}", nl=True)
-    click.echo(f"mcc view: reading {root} (read only); Ctrl-C stops", err=True)
+    click.echo(safe_text(f"mcc view: reading {root} (read only); Ctrl-C stops"), err=True)
+    for warning in _warnings(root, host, bound_port):
+        click.echo(safe_text(f"mcc view: warning: {warning}"), err=True)
     if open_browser:
-        threading.Timer(0.5, webbrowser.open, args=(url,)).start()
+        threading.Timer(0.5, _open, args=(url,)).start()
     config = uvicorn.Config(
         app,
         log_level="warning",
@@ -69,3 +75,29 @@ def view(directory: str, host: str, port: int, open_browser: bool, max_line_byte
         timeout_graceful_shutdown=2,
     )
     uvicorn.Server(config).run(sockets=[sock])
+
+
+def _warnings(root: Path, host: str, port: int) -> list[str]:
+    """What a user should know before reading the page: who else can, and an empty DIR."""
+    from ..store import CaptureStore
+
+    out = []
+    if host not in _LOCAL:
+        where = "every interface" if host in ("0.0.0.0", "::") else host
+        out.append(
+            f"listening on {where}: anyone who can reach this machine on port {port} can "
+            "read these captures, prompts included (--host 127.0.0.1 keeps it local)"
+        )
+    if not CaptureStore(root).has_rollouts():
+        out.append(f"{root} holds no capture files yet; the table fills as they land")
+    return out
+
+
+def _open(url: str) -> None:
+    """Open `url` in the default browser, or say that none opened (a server, no display)."""
+    try:
+        opened = webbrowser.open(url)
+    except webbrowser.Error:
+        opened = False
+    if not opened:
+        click.echo(f"mcc view: no browser could be opened here; open {url} yourself", err=True)

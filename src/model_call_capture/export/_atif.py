@@ -66,15 +66,18 @@ class AtifSink:
         """Each trajectory file, durable, then the manifest naming them with their sha256."""
         if out is None:
             raise TypeError("the ATIF sink writes into a directory")
-        manifest = bytearray()
-        for part in parts:
-            if part.data is None:
-                continue
-            rollout_id, data = part.data
-            name = f"{rollout_id}.json"
-            _write_durable(out / name, data)
-            manifest += _manifest_line(rollout_id, name, hashlib.sha256(data).hexdigest())
-        _write_durable(out / "manifest.jsonl", bytes(manifest))
+        # The manifest is written as the files are: memory is a part, not the directory.
+        fd = os.open(out / "manifest.jsonl", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "wb") as manifest:
+            for part in parts:
+                if part.data is None:
+                    continue
+                rollout_id, data = part.data
+                name = f"{rollout_id}.json"
+                _write_durable(out / name, data)
+                manifest.write(_manifest_line(rollout_id, name, hashlib.sha256(data).hexdigest()))
+            manifest.flush()
+            os.fsync(manifest.fileno())
         os.chmod(out, 0o755)
 
 

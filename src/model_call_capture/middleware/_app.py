@@ -8,10 +8,10 @@ from typing import Any, cast
 
 from .._asgi import ASGIApp, Message, Receive, Scope, Send
 from ..contracts import CaptureConfig, Dialect, ModelRef
-from ..correlation import route_path, split_scope_prefix, validate_rollout_id
 from ..dialects import dialect_for_path
 from ..errors import InvalidRolloutIdError
 from ..redaction import Redaction
+from ..rollout_ids import route_path, split_scope_prefix, validate_rollout_id
 from ..store import CaptureStore
 from ._budget import MemoryBudget
 from ._call import CapturedCall
@@ -61,7 +61,9 @@ class CaptureMiddleware:
                     )
                 store = CaptureStore(config.model_call_capture_dir, layout=config.capture_layout)
             self.store = store
-        self.writer = CaptureWriter(self.store, redact)
+        self.live = _live_spans(config) if self.store is not None else None
+        """The sender of live GenAI spans (`otlp_endpoint`), None when it is not set."""
+        self.writer = CaptureWriter(self.store, redact, self.live.submit if self.live else None)
         self.budget = MemoryBudget(config.capture_memory_budget_bytes)
         """The capture memory budget all calls through this middleware share."""
         self._invalid_ids = LogOnce()
@@ -155,3 +157,13 @@ def install_model_call_capture(
         app.add_middleware(CaptureMiddleware, **options)
         return app
     return CaptureMiddleware(app, **options)
+
+
+def _live_spans(config: CaptureConfig) -> Any:
+    """`otlp.LiveSpans` for `config.otlp_endpoint` (None when unset); raises
+    `OtlpExportError` at startup when the `otel` extra is missing or the URL is not http(s)."""
+    if not config.otlp_endpoint:
+        return None
+    from ..otlp import LiveSpans
+
+    return LiveSpans(config.otlp_endpoint)

@@ -81,9 +81,16 @@ class LogOnce:
 class CaptureWriter:
     """Builds, redacts and appends the lines of finished calls in worker threads."""
 
-    def __init__(self, store: Store | None, redact: Redaction | None) -> None:
+    def __init__(
+        self,
+        store: Store | None,
+        redact: Redaction | None,
+        on_durable: Callable[[str, CaptureLine], None] | None = None,
+    ) -> None:
         self.store = store
         self.redact = redact
+        self.on_durable = on_durable
+        """Told each line (redacted) once it is durable; must not block or raise (`otlp.LiveSpans.submit`)."""
         # Threads are started on demand; the pool only bounds how many writes run at once.
         self._executor = ThreadPoolExecutor(
             max_workers=_WRITE_THREADS, thread_name_prefix="mcc-capture"
@@ -113,6 +120,7 @@ class CaptureWriter:
         done: asyncio.Future[None] | None,
     ) -> None:
         assert self.store is not None
+        durable: CaptureLine | None = None
         try:
             line = build_line(call.line_facts())
             call.drop_buffers()
@@ -121,6 +129,7 @@ class CaptureWriter:
             if call.kept_bytes >= _BIG_BODY:
                 _release_free_memory()
             self.store.append(call.rollout_id, line)
+            durable = line
         except Exception as exc:
             self.failed(call.rollout_id, exc)
         finally:
@@ -132,6 +141,8 @@ class CaptureWriter:
                         loop.call_soon_threadsafe(_resolve, done)
                     except RuntimeError:  # the loop is closed: nobody waits any more
                         pass
+        if durable is not None and self.on_durable is not None:
+            self.on_durable(call.rollout_id, durable)  # after the call is released: no wait
 
     def failed(self, rollout_id: str, exc: Exception) -> None:
         """A line of the rollout was not written: log once, mark the rollout incomplete."""

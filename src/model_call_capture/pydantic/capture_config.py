@@ -41,3 +41,7 @@ class CaptureConfig(JsonModel):
     """
     Where writers append: one shared file per rollout under flock, per-writer segments, or auto (segments where the filesystem's locks are not coherent across hosts).
     """
+    otlp_endpoint: StrictStr | None = None
+    """
+    OTLP/HTTP endpoint that gets each captured call's GenAI span once its line is durable (needs the `otel` extra); null: no live spans.
+    """
