@@ -6,11 +6,7 @@
 from __future__ import annotations
 
 import argparse
-import os
-import platform
-import subprocess
 import sys
-import tempfile
 import time
 import traceback
 import warnings
@@ -27,7 +23,7 @@ from . import (
     records,
     view,
 )
-from ._common import Row, format_table, not_ready
+from ._common import Row, format_table, machine, not_ready
 
 SECTIONS: dict[str, tuple[str, Callable[[bool], list[Row]]]] = {
     "1": ("reassembly vs SDK accumulators", reassembly.run),
@@ -40,24 +36,6 @@ SECTIONS: dict[str, tuple[str, Callable[[bool], list[Row]]]] = {
     "8": ("capture at line rate: 200-chunk streams, h11 and httptools, Gym's reader", linerate.run),
     "10": ("live OTLP spans: capture with otlp_endpoint against capture alone", live_spans.run),
 }
-
-
-def machine() -> str:
-    """One line describing where the run happened."""
-    capture_dir = os.environ.get("MCC_BENCH_DIR") or tempfile.gettempdir()
-    try:
-        fs = (
-            subprocess.run(["df", "-T", capture_dir], capture_output=True, text=True, check=False)
-            .stdout.splitlines()[-1]
-            .split()
-        )
-        disk = f"{fs[0]} ({fs[1]})"
-    except Exception:  # df missing: not worth failing the run
-        disk = "unknown"
-    return (
-        f"nproc {os.cpu_count()}, {platform.machine()}, Python {platform.python_version()}, "
-        f"{platform.system()} {platform.release()}; capture dir {capture_dir} on {disk}"
-    )
 
 
 def main(argv: list[str] | None = None) -> int:

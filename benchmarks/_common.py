@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import gc
+import os
+import platform
 import statistics
+import subprocess
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -106,3 +110,21 @@ def post_scope(path: str, body: bytes) -> dict[str, Any]:
         "server": ("127.0.0.1", 2),
         "extensions": {},
     }
+
+
+def machine() -> str:
+    """One line describing where the run happened."""
+    capture_dir = os.environ.get("MCC_BENCH_DIR") or tempfile.gettempdir()
+    try:
+        fs = (
+            subprocess.run(["df", "-T", capture_dir], capture_output=True, text=True, check=False)
+            .stdout.splitlines()[-1]
+            .split()
+        )
+        disk = f"{fs[0]} ({fs[1]})"
+    except Exception:  # df missing: not worth failing the run
+        disk = "unknown"
+    return (
+        f"nproc {os.cpu_count()}, {platform.machine()}, Python {platform.python_version()}, "
+        f"{platform.system()} {platform.release()}; capture dir {capture_dir} on {disk}"
+    )

@@ -480,7 +480,7 @@ def _floor_verdict(measures: list[Measure], cores: int | None = None) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """Parse the `scale` arguments, run, print the table."""
-    from .__main__ import machine
+    from ._common import machine
 
     parser = argparse.ArgumentParser(prog="python -m benchmarks scale", description=__doc__)
     parser.add_argument("--rollouts", type=int, default=200, help="rollouts to generate")

@@ -34,8 +34,7 @@ import httpx
 
 from model_call_capture import _codec
 
-from .__main__ import machine
-from ._common import Row, format_table
+from ._common import Row, format_table, machine
 from ._vllm import MODEL, VllmServer, cpu_seconds, serving, tiny_model
 
 __all__ = ["Measures", "main", "measure", "rows"]

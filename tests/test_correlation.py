@@ -9,23 +9,25 @@ import httpx
 import pytest
 from fastapi import FastAPI, Request  # module level: FastAPI resolves string annotations here
 
-from model_call_capture import correlation
+from model_call_capture import correlation, rollout_ids
 from model_call_capture.contracts import CaptureConfig
 from model_call_capture.correlation import (
     RolloutCorrelation,
     add_rollout_self_call_route,
-    apply_rollout_prefix,
     base_url_for_run,
     configure_correlation,
     resolve_model_base_url,
-    rollout_id_for_body,
     rollout_id_from_run,
-    rollout_path_prefix,
-    split_rollout_prefix,
     url_path_for_request,
     url_path_for_run,
 )
 from model_call_capture.errors import InvalidRolloutIdError
+from model_call_capture.rollout_ids import (
+    apply_rollout_prefix,
+    rollout_id_for_body,
+    rollout_path_prefix,
+    split_rollout_prefix,
+)
 
 GLOBAL_CONFIG: dict[str, Any] = {
     "observability_enabled": True,
@@ -57,7 +59,7 @@ def _restore_process_correlation() -> Iterator[None]:
     ["0-0", "3-1-a2", "s7.0-0", "A", "run_1.task-2", "a" * 200, "x..y"],
 )
 def test_valid_rollout_ids_are_accepted(rollout_id: str) -> None:
-    assert correlation.validate_rollout_id(rollout_id) == rollout_id
+    assert rollout_ids.validate_rollout_id(rollout_id) == rollout_id
 
 
 @pytest.mark.parametrize(
@@ -84,7 +86,7 @@ def test_valid_rollout_ids_are_accepted(rollout_id: str) -> None:
 )
 def test_invalid_rollout_ids_are_refused(rollout_id: str) -> None:
     with pytest.raises(InvalidRolloutIdError) as info:
-        correlation.validate_rollout_id(rollout_id)
+        rollout_ids.validate_rollout_id(rollout_id)
     message = str(info.value)
     assert "^[A-Za-z0-9][A-Za-z0-9._-]*$" in message
     assert "at most 200 characters" in message
@@ -93,7 +95,7 @@ def test_invalid_rollout_ids_are_refused(rollout_id: str) -> None:
 
 def test_an_overlong_id_is_shown_truncated_in_the_message() -> None:
     with pytest.raises(InvalidRolloutIdError) as info:
-        correlation.validate_rollout_id("a" * 300)
+        rollout_ids.validate_rollout_id("a" * 300)
     assert "a" * 100 not in str(info.value)
     assert "302 chars" in str(info.value)
 
@@ -312,7 +314,7 @@ def test_prefix_is_split_from_path_and_raw_path(
     }
     if raw_path is not None:
         scope["raw_path"] = raw_path
-    split = correlation.split_scope_prefix(scope)
+    split = rollout_ids.split_scope_prefix(scope)
     assert split is not None
     rollout_id, new_scope = split
     assert (rollout_id, new_scope["path"], new_scope.get("raw_path")) == expected
@@ -323,7 +325,7 @@ def test_prefix_is_split_from_path_and_raw_path(
 @pytest.mark.parametrize("path", ["/v1/chat/completions", "/ng-rollouts/x/v1", "/ng-rollout"])
 def test_paths_without_the_prefix_are_left_alone(path: str) -> None:
     scope = {"type": "http", "path": path, "raw_path": path.encode()}
-    assert correlation.split_scope_prefix(scope) is None
+    assert rollout_ids.split_scope_prefix(scope) is None
 
 
 @pytest.mark.parametrize(
@@ -336,4 +338,4 @@ def test_paths_without_the_prefix_are_left_alone(path: str) -> None:
     ],
 )
 def test_route_path_is_the_path_without_root_path(path: str, root_path: str, route: str) -> None:
-    assert correlation.route_path({"path": path, "root_path": root_path}) == route
+    assert rollout_ids.route_path({"path": path, "root_path": root_path}) == route

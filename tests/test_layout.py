@@ -154,3 +154,126 @@ def test_no_import_cycle() -> None:
 
 def test_the_cycle_check_finds_a_cycle() -> None:
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+# -- the layer table of docs/architecture.md ----------------------------------------------
+
+ARCHITECTURE = PACKAGE.parents[1] / "docs" / "architecture.md"
+FACADE = "model_call_capture"  # the package's own __init__: it gathers what users import
+
+
+def _layer_table(text: str) -> list[tuple[str, list[str]]]:
+    """(layer, its modules) for each row of the table under "## Layers", top row first.
+
+    A module is a backticked name in the modules column (`store/` is the package and every
+    module in it); backticked names inside a parenthesis are descriptions, not modules.
+    """
+    section = text.split("## Layers", 1)[1].split("\n## ", 1)[0]
+    rows: list[tuple[str, list[str]]] = []
+    for line in section.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) < 3 or cells[0] in ("layer", "---") or set(cells[0]) <= {"-"}:
+            continue
+        depth, names, name = 0, [], ""
+        inside = False
+        for char in cells[1]:
+            if char == "`":
+                if inside and depth == 0:
+                    names.append(name)
+                inside, name = not inside, ""
+            elif inside:
+                name += char
+            elif char == "(":
+                depth += 1
+            elif char == ")":
+                depth -= 1
+        rows.append((cells[0], names))
+    return rows
+
+
+def _layer_of(table: list[tuple[str, list[str]]]) -> dict[str, int]:
+    """Each library module's row number in the table (a module missing from it: absent)."""
+    rank: dict[str, int] = {}
+    for number, (_, names) in enumerate(table):
+        for name in names:
+            dotted = f"model_call_capture.{name.rstrip('/').replace('/', '.')}"
+            for module in MODULES:
+                if module == dotted or (name.endswith("/") and module.startswith(dotted + ".")):
+                    rank[module] = number
+    return rank
+
+
+def _all_imports(name: str, path: Path) -> set[str]:
+    """Every library module `name` imports anywhere: at import time, in a function, or
+    under TYPE_CHECKING (a type is a dependency too)."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, base] if base else anchor)
+            found.add(base)
+            found.update(f"{base}.{a.name}" for a in node.names)
+    return {m for m in found if m in MODULES and m != name}
+
+
+def _upward_imports(rank: dict[str, int], graph: dict[str, set[str]]) -> list[str]:
+    return [
+        f"{module} ({rank[module]}) imports {other} ({rank[other]})"
+        for module, imported in sorted(graph.items())
+        for other in sorted(imported)
+        if module in rank and other in rank and rank[other] > rank[module]
+    ]
+
+
+def test_every_module_has_a_layer_in_the_table() -> None:
+    rank = _layer_of(_layer_table(ARCHITECTURE.read_text(encoding="utf-8")))
+    generated = {m for m in MODULES if m.startswith("model_call_capture.pydantic")}
+    assert sorted(set(MODULES) - set(rank) - generated - {FACADE}) == []
+
+
+def test_every_module_imports_only_from_its_layer_and_below() -> None:
+    rank = _layer_of(_layer_table(ARCHITECTURE.read_text(encoding="utf-8")))
+    graph = {n: _all_imports(n, p) - _parents(n) for n, p in MODULES.items() if n != FACADE}
+    assert _upward_imports(rank, graph) == []
+
+
+def test_the_layer_check_finds_an_upward_import() -> None:
+    table = _layer_table(
+        "## Layers\n| layer | modules | io |\n|---|---|---|\n"
+        "| low | `errors` (the `CaptureError` tree), `store/` | no |\n| high | `cli/` | yes |\n"
+    )
+    assert table == [("low", ["errors", "store/"]), ("high", ["cli/"])]
+    rank = _layer_of(table)
+    assert rank["model_call_capture.store._files"] == 0 and rank["model_call_capture.cli"] == 1
+    graph = {"model_call_capture.errors": {"model_call_capture.cli.show"}}
+    assert _upward_imports(rank, graph) == [
+        "model_call_capture.errors (0) imports model_call_capture.cli.show (1)"
+    ]
+
+
+def test_no_import_cycle_even_through_type_checking_or_function_imports() -> None:
+    graph = {n: _all_imports(n, p) - _parents(n) for n, p in MODULES.items()}
+    assert _cycles(graph) == []
+
+
+def test_no_import_cycle_in_the_benchmarks() -> None:
+    root = PACKAGE.parents[1] / "benchmarks"
+    names = {f"benchmarks.{p.stem}": p for p in root.glob("*.py") if p.stem != "__init__"}
+    graph: dict[str, set[str]] = {}
+    for name, path in names.items():
+        found: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom):
+                base = ("benchmarks." + (node.module or "")).rstrip(".") if node.level else ""
+                base = base or node.module or ""
+                found.update({base, *(f"{base}.{a.name}" for a in node.names)})
+            elif isinstance(node, ast.Import):
+                found.update(a.name for a in node.names)
+        graph[name] = {m for m in found if m in names and m != name}
+    assert len(graph) > 10
+    assert _cycles(graph) == []

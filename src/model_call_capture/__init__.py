@@ -29,11 +29,9 @@ from .contracts import (
 from .correlation import (
     RolloutCorrelation,
     add_rollout_self_call_route,
-    apply_rollout_prefix,
     base_url_for_run,
     resolve_model_base_url,
     rollout_id_from_run,
-    rollout_path_prefix,
     url_path_for_request,
     url_path_for_run,
 )
@@ -67,6 +65,7 @@ from .records import (
     read_model_call_records,
 )
 from .redaction import Redactor
+from .rollout_ids import apply_rollout_prefix, rollout_path_prefix
 from .store import CaptureStore
 from .trajectories import build_token_trajectories
 

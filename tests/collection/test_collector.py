@@ -29,7 +29,7 @@ class ScriptedAgent:
         self.max_running = 0
 
     async def __call__(self, body: dict[str, Any]) -> dict[str, Any]:
-        from model_call_capture.correlation import rollout_id_for_body
+        from model_call_capture.rollout_ids import rollout_id_for_body
 
         self.bodies.append(body)
         self.running += 1

@@ -26,10 +26,10 @@ import pytest
 from starlette.applications import Starlette
 from starlette.routing import Route
 
-from model_call_capture.correlation import route_path
 from model_call_capture.demo.model_server import create_app
 from model_call_capture.dropin import CaptureMiddleware, field_variables, settings_from_environ
 from model_call_capture.errors import CaptureConfigError
+from model_call_capture.rollout_ids import route_path
 from servers import serve
 
 from .conftest import ANSWER, new_rollout, read_lines

@@ -23,9 +23,9 @@ import msgspec
 
 from .. import _codec
 from ..contracts import ModelCallCapture, ModelCallRecord, ObservationGap
-from ..correlation import rollout_id_for_body, validate_rollout_id
 from ..errors import UnsupportedFormatError
 from ..records import aggregate_model_call_records, iter_model_call_records
+from ..rollout_ids import rollout_id_for_body, validate_rollout_id
 from ..store import CaptureStore
 
 __all__ = [

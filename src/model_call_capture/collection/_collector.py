@@ -27,8 +27,8 @@ from pathlib import Path
 from typing import IO, Any, TypeAlias
 
 from .. import _codec
-from ..correlation import rollout_id_for_body
 from ..errors import CollectorBusyError
+from ..rollout_ids import rollout_id_for_body
 from ..store import CaptureStore
 from ._attachment import (
     clear_model_call_captures_for_rollouts,

@@ -46,7 +46,7 @@ The modules, one concern each:
 
 from __future__ import annotations
 
-from ..correlation import ROLLOUT_PREFIX
+from ..rollout_ids import ROLLOUT_PREFIX
 from ._app import CaptureMiddleware, install_model_call_capture
 from ._context import (
     CAPTURE_EXTENSION,

@@ -8,10 +8,10 @@ from typing import Any, cast
 
 from .._asgi import ASGIApp, Message, Receive, Scope, Send
 from ..contracts import CaptureConfig, Dialect, ModelRef
-from ..correlation import route_path, split_scope_prefix, validate_rollout_id
 from ..dialects import dialect_for_path
 from ..errors import InvalidRolloutIdError
 from ..redaction import Redaction
+from ..rollout_ids import route_path, split_scope_prefix, validate_rollout_id
 from ..store import CaptureStore
 from ._budget import MemoryBudget
 from ._call import CapturedCall

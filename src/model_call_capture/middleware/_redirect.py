@@ -26,7 +26,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .._asgi import Message
-from ..correlation import ROLLOUT_PREFIX
+from ..rollout_ids import ROLLOUT_PREFIX
 
 __all__ = ["MAX_LOCATION_BYTES", "RedirectPrefix"]
 

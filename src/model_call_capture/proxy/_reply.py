@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from .. import _codec
 from .._asgi import Scope, Send
-from ..correlation import split_rollout_prefix
 from ..dialects import messages
+from ..rollout_ids import split_rollout_prefix
 
 __all__ = ["send_error", "set_error_category"]
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from urllib.parse import unquote_to_bytes
 
-from ..correlation import ROLLOUT_PREFIX
+from ..rollout_ids import ROLLOUT_PREFIX
 
 __all__ = [
     "BadTarget",

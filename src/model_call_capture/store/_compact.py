@@ -30,7 +30,7 @@ import os
 import secrets
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from ._files import CAPTURE_SUFFIX, INCOMPLETE_SUFFIX, Creation, open_or_create
 from ._reading import SETTLED_SECONDS, MergedLines, read_file_lines, writer_may_be_writing
@@ -42,8 +42,21 @@ from ._segments import (
     this_host,
 )
 
-if TYPE_CHECKING:
-    from ._store import CaptureStore
+
+class CaptureStore(Protocol):
+    """What compaction uses of `_store.CaptureStore` (named here, so that `_store` imports
+    this module and not the other way round)."""
+
+    @property
+    def root(self) -> Path: ...
+
+    @property
+    def file_mode(self) -> int: ...
+
+    def path(self, rollout_id: str) -> Path: ...
+
+    def segments_path(self, rollout_id: str) -> Path: ...
+
 
 __all__ = ["Compacted", "already_in_shared", "compact"]
 

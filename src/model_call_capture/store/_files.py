@@ -27,8 +27,8 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..correlation import validate_rollout_id
 from ..errors import InvalidRolloutIdError, NotARegularFileError
+from ..rollout_ids import validate_rollout_id
 
 __all__ = [
     "CAPTURE_SUFFIX",

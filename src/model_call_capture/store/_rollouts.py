@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..correlation import rollout_order
+from ..rollout_ids import rollout_order
 from ._files import CAPTURE_SUFFIX, SEGMENTS_SUFFIX, capture_file_rollout_id
 from ._segments import SEGMENT_SUFFIX, is_segment
 

@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import NamedTuple
 
 from ..contracts import CaptureLine
-from ..correlation import rollout_order, validate_rollout_id
 from ..reader import DEFAULT_MAX_LINE_BYTES
+from ..rollout_ids import rollout_order, validate_rollout_id
 from . import _segments, _writer
 from ._compact import Compacted, already_in_shared, compact
 from ._files import (

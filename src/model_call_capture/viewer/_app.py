@@ -27,9 +27,9 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .. import _codec
-from ..correlation import validate_rollout_id
 from ..errors import CaptureError, InvalidRolloutIdError
 from ..reader import DEFAULT_MAX_LINE_BYTES
+from ..rollout_ids import validate_rollout_id
 from ..store import CaptureStore
 from ._conversation import Limits, build_conversation
 from ._entries import Call, Entries

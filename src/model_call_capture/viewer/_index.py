@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 import msgspec
 
 from ..contracts import ModelCallRecord
-from ..correlation import rollout_order
 from ..errors import CaptureError
+from ..rollout_ids import rollout_order
 from ..store import CaptureStore, FileVersion, Rollout
 from ._entries import Call, DamagedLine, Entries
 

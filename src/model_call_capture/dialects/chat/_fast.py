@@ -14,13 +14,30 @@ stops being tried (`MISSES`), so it pays the refused attempt only a few times.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any, Protocol
 
 import msgspec
 from msgspec import UNSET, UnsetType
 
-if TYPE_CHECKING:
-    from ._stream import StreamState
+from ..base import Allowance
+from ._choice import ChoiceState
+
+
+class StreamState(Protocol):
+    """What the typed path uses of `_stream.StreamState` (named here, so that `_stream`
+    imports this module and not the other way round)."""
+
+    choices: dict[int, ChoiceState]
+    new_choices: Allowance
+
+    def choice(self, index: int) -> ChoiceState | None: ...
+
+    def end_chunk(self, ident: object, model: object, created: object, usage: object) -> None: ...
+
+    def has_member(self, key: str) -> bool: ...
+
+    def take_member(self, key: str, value: str | None) -> None: ...
+
 
 __all__ = ["MISSES", "take"]
 
