@@ -75,7 +75,7 @@ def directories_under(root: Path) -> Iterator[Path]:
 
 def capture_files_under(root: Path) -> list[Path]:
     """Every entry named like a capture file in `root` and the directories below it, in
-    natural order (`correlation.rollout_order`) per directory.
+    natural order (`rollout_ids.rollout_order`) per directory.
 
     Whatever its type: a FIFO or a directory named like a capture file is listed too, so
     that a checker (`mcc validate`) reports it as unreadable, by name, instead of skipping

@@ -287,7 +287,7 @@ class CaptureStore:
 
     def rollouts(self) -> list[Rollout]:
         """Every rollout with a capture file, segments or an incomplete marker, in the
-        natural order of their ids (`correlation.rollout_order`: `2-0` before `10-0`).
+        natural order of their ids (`rollout_ids.rollout_order`: `2-0` before `10-0`).
 
         One listing of the directory, no file opened. Entries with a capture name that
         are not regular files (a directory, a symlink, a FIFO planted in the directory)
