@@ -50,6 +50,7 @@ from .conftest import (
 )
 from .test_budget import stream_chunks
 
+DATA = Path(__file__).parent.parent / "data"
 IN_MEMORY = 1 << 40
 """A `MEMORY_BYTES` no stream reaches: the all-in-memory path, as before the spill."""
 SPENT = "the capture memory budget (capture_memory_budget_bytes) was spent"
@@ -156,16 +157,23 @@ def test_a_text_that_never_spilled_opens_no_file() -> None:
 
 def corpus_streams(dialect: str, count: int = 3) -> list[bytes]:
     """The `count` largest recorded streams of `dialect` that end well (their terminal event,
-    nothing dropped) and are big enough to spill several times at 1,000 bytes in memory:
-    the corpus has dozens, its sample in tests/data a few per dialect."""
-    paths = sorted(CORPUS.glob(f"streams/{dialect}/*.sse"), key=lambda p: -p.stat().st_size)
+    nothing dropped): from the corpus, which has dozens (its sample in tests/data a few per
+    dialect), or for a dialect the corpus lacks (Completions) the replies recorded from a real
+    server in tests/data/<dialect>/."""
+    paths = list(CORPUS.glob(f"streams/{dialect}/*.sse")) or list((DATA / dialect).glob("*.sse"))
     streams = []
-    for path in paths:
+    for path in sorted(paths, key=lambda p: -p.stat().st_size):
         stream = path.read_bytes()
         result = reassemble(dialect, stream)
-        if len(stream) >= 6000 and result.terminal == "complete" and not result.dropped:
+        if result.terminal == "complete" and not result.dropped:
             streams.append(stream)
     return streams[:count]
+
+
+def spill_size(stream: bytes) -> int:
+    """What a test keeps in memory before spilling `stream`: 1,000 bytes, or less for a short
+    stream, so that even half of it spills at least twice."""
+    return min(1000, len(stream) // 8)
 
 
 def reassemble(dialect: str, stream: bytes) -> StreamResult:
@@ -176,8 +184,10 @@ def reassemble(dialect: str, stream: bytes) -> StreamResult:
 
 
 def pieces(stream: bytes) -> list[bytes]:
-    """`stream` in chunks of uneven sizes, so events and lines straddle chunk boundaries."""
-    sizes, start = (97, 311, 1024, 13, 4096), 0
+    """`stream` in chunks of uneven sizes, so events and lines straddle chunk boundaries (and
+    a short stream, such as a recorded Completions reply, still comes in a dozen pieces)."""
+    sizes = (97, 311, 1024, 13, 4096) if len(stream) >= 6000 else (29, 61, 131, 7, 257)
+    start = 0
     out: list[bytes] = []
     while start < len(stream):
         size = sizes[len(out) % len(sizes)]
@@ -273,8 +283,8 @@ def test_a_spilled_stream_writes_the_line_the_in_memory_path_writes(
         spill_beyond(monkeypatch, IN_MEMORY)
         expected, line = run_kind(tmp_path, dialect, stream, kind)
         assert len(files.opened) == n
-        # A corpus stream of 100 KB spills about 100 times; half of one of the sample's 6 KB twice.
-        spill_beyond(monkeypatch, 1000)
+        # A corpus stream of 100 KB spills about 100 times; half of any stream at least twice.
+        spill_beyond(monkeypatch, spill_size(stream))
         assert run_kind(tmp_path, dialect, stream, kind)[0] == expected
         assert len(files.opened) == n + 1 and len(files.opened[-1].writes) >= 2
         kept = kind != "ended well, on_failure"  # every other kind keeps its raw text

@@ -155,8 +155,8 @@ class StreamState:
         "_extra",
         "_id",
         "_model",
+        "_new_choices",
         "_notes",
-        "_room",
         "_seen",
         "_terminal",
         "_usage",
@@ -169,7 +169,7 @@ class StreamState:
         self._model: str | None = None
         self._created: int | None = None
         self._choices: dict[int, _Choice] = {}
-        self._room = Allowance("choices", MAX_ENTRIES)
+        self._new_choices = Allowance("choices", MAX_ENTRIES)
         self._usage: dict[str, Any] | None = None
         self._extra: dict[str, Any] = {}
         self._error: dict[str, Any] | None = None
@@ -248,7 +248,7 @@ class StreamState:
             return
         state = self._choices.get(index)
         if state is None:
-            if not self._room.take(notes, f"choice {index}"):
+            if not self._new_choices.take(notes, f"choice {index}"):
                 return
             state = self._choices[index] = _Choice(index)
         state.feed(choice, notes)
