@@ -66,7 +66,7 @@ from .records import (
 )
 from .redaction import Redactor
 from .rollout_ids import apply_rollout_prefix, rollout_path_prefix
-from .store import CaptureStore
+from .store import CaptureStore, Rollout
 from .trajectories import build_token_trajectories
 
 __version__ = "0.1.0"
@@ -94,6 +94,7 @@ __all__ = [
     "ObservationGap",
     "OtlpExportError",
     "Redactor",
+    "Rollout",
     "RolloutCorrelation",
     "RolloutSourceError",
     "SchemaValidationError",

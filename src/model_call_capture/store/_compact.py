@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from ._files import CAPTURE_SUFFIX, INCOMPLETE_SUFFIX, Creation, open_or_create
+from ._files import CAPTURE_SUFFIX, INCOMPLETE_SUFFIX, NewFileSettings, open_or_create
 from ._reading import SETTLED_SECONDS, MergedLines, read_file_lines, writer_may_be_writing
 from ._segments import (
     COMPACTED_PREFIX,
@@ -100,7 +100,7 @@ def already_in_shared(directory: Path, shared: Path, marks: list[str]) -> set[st
     return {name for name in text.split("\n") if name.endswith(SEGMENT_SUFFIX) and "/" not in name}
 
 
-def compact(store: CaptureStore, rollout_id: str, creation: Creation) -> Compacted:
+def compact(store: CaptureStore, rollout_id: str, creation: NewFileSettings) -> Compacted:
     """Rewrite the rollout's segments into its shared file (see the module docstring)."""
     directory = store.segments_path(rollout_id)
     shared = store.path(rollout_id)
@@ -132,7 +132,11 @@ def compact(store: CaptureStore, rollout_id: str, creation: Creation) -> Compact
 
 
 def _rewrite(
-    store: CaptureStore, rollout_id: str, todo: list[str], markers: list[str], creation: Creation
+    store: CaptureStore,
+    rollout_id: str,
+    todo: list[str],
+    markers: list[str],
+    creation: NewFileSettings,
 ) -> Compacted:
     """Steps 2-5 of the module docstring, under the shared file's lock."""
     directory = store.segments_path(rollout_id)
@@ -202,7 +206,7 @@ def _finish(
     written: list[str],
     markers: list[str],
     held: dict[str, tuple[int, int]],
-    creation: Creation,
+    creation: NewFileSettings,
 ) -> None:
     """Step 5: carry the markers over, remove what was compacted, keep late lines."""
     if markers:
@@ -245,7 +249,7 @@ def _append_late_lines(shared: Path, held: dict[str, tuple[int, int]]) -> None:
             os.close(out)
 
 
-def _lock_shared(shared: Path, creation: Creation) -> int:
+def _lock_shared(shared: Path, creation: NewFileSettings) -> int:
     """The shared file's exclusive lock (the file created when missing): its descriptor."""
     fd = open_or_create(shared, os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC, creation)
     try:

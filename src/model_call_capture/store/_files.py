@@ -34,7 +34,7 @@ __all__ = [
     "CAPTURE_SUFFIX",
     "INCOMPLETE_SUFFIX",
     "SEGMENTS_SUFFIX",
-    "Creation",
+    "NewFileSettings",
     "capture_file_rollout_id",
     "check_opened",
     "check_own_file",
@@ -62,7 +62,7 @@ _FORMAT_BITS = 0o170000  # `stat.S_IFMT`'s mask: the file's type
 
 
 @dataclass(frozen=True, slots=True)
-class Creation:
+class NewFileSettings:
     """Where and how the store creates what is missing: the directory and the modes."""
 
     root: Path
@@ -95,7 +95,7 @@ def rollout_id_of(name: str) -> str | None:
     return None
 
 
-def open_or_create(path: str | Path, flags: int, creation: Creation) -> int:
+def open_or_create(path: str | Path, flags: int, creation: NewFileSettings) -> int:
     """Open `path` for writing (see the module docstring), creating it durably when missing.
 
     Raises `OSError` naming the file when it is not a regular file of ours (`check_own_file`).
@@ -109,7 +109,7 @@ def open_or_create(path: str | Path, flags: int, creation: Creation) -> int:
     return fd
 
 
-def open_unchecked(path: str | Path, flags: int, creation: Creation) -> int:
+def open_unchecked(path: str | Path, flags: int, creation: NewFileSettings) -> int:
     """`open_or_create` without its checks: the caller runs `check_opened` before any use
     of the descriptor, and closes it when that raises."""
     flags |= os.O_NONBLOCK
@@ -121,7 +121,7 @@ def open_unchecked(path: str | Path, flags: int, creation: Creation) -> int:
         raise explain_symlink(exc, path) from exc
 
 
-def check_opened(fd: int, path: str | Path, creation: Creation) -> os.stat_result:
+def check_opened(fd: int, path: str | Path, creation: NewFileSettings) -> os.stat_result:
     """`check_own_file` of a descriptor from `open_unchecked` (its `fstat`), and the fsync of
     its directory again while an earlier one failed."""
     st = os.fstat(fd)
@@ -217,7 +217,7 @@ def make_dirs(directory: Path, mode: int) -> None:
             os.close(fd)
 
 
-def _create(path: str | Path, flags: int, creation: Creation) -> int:
+def _create(path: str | Path, flags: int, creation: NewFileSettings) -> int:
     """Create a file (and the directory), and make its directory entry durable too."""
     make_dirs(creation.root, creation.dir_mode)
     try:

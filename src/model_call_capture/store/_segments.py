@@ -33,7 +33,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NamedTuple
 
-from ._files import SEGMENTS_SUFFIX, Creation, make_dirs, sync_dir
+from ._files import SEGMENTS_SUFFIX, NewFileSettings, make_dirs, sync_dir
 from ._writer import line_errors, write_buffers
 
 __all__ = [
@@ -110,7 +110,7 @@ os.register_at_fork(after_in_child=_forget_all_in_child)
 
 
 def write(
-    directory: str, lines: Sequence[bytes | bytearray], creation: Creation
+    directory: str, lines: Sequence[bytes | bytearray], creation: NewFileSettings
 ) -> list[OSError | None] | None:
     """`_writer.Write` for segments: `lines` to this process's segment in the rollout's
     segments `directory`, one write and one fsync; None when every line is durable."""
@@ -128,7 +128,7 @@ def write(
 
 
 def _write_to(
-    directory: str, segment: _Segment, lines: Sequence[bytes | bytearray], creation: Creation
+    directory: str, segment: _Segment, lines: Sequence[bytes | bytearray], creation: NewFileSettings
 ) -> list[OSError | None] | None:
     fd = segment.fd
     try:
@@ -161,7 +161,7 @@ def _write_to(
     return errors
 
 
-def _take(directory: str, creation: Creation) -> _Segment:
+def _take(directory: str, creation: NewFileSettings) -> _Segment:
     """This process's open segment of `directory`, created when it has none; marked in use."""
     with _open_lock:
         segment = _open.get(directory)
@@ -186,7 +186,7 @@ def _take(directory: str, creation: Creation) -> _Segment:
     return segment
 
 
-def _reopen(directory: str, stem: str, creation: Creation) -> _Segment | None:
+def _reopen(directory: str, stem: str, creation: NewFileSettings) -> _Segment | None:
     """This process's segment `stem` of `directory`, closed earlier, opened again; None when
     it is gone (cleared) or is no longer a private file of ours."""
     try:
@@ -220,7 +220,7 @@ def _drop(directory: str, segment: _Segment) -> None:
             del _open[directory]
 
 
-def _create(directory: str, creation: Creation) -> _Segment:
+def _create(directory: str, creation: NewFileSettings) -> _Segment:
     """Create a new segment of this process in `directory` (made when missing), durably."""
     dir_fd = _open_directory(directory, creation)
     try:
@@ -248,7 +248,7 @@ def _create(directory: str, creation: Creation) -> _Segment:
         os.close(dir_fd)
 
 
-def _open_directory(directory: str, creation: Creation) -> int:
+def _open_directory(directory: str, creation: NewFileSettings) -> int:
     """Open the rollout's segments directory, making it (and the capture directory) when
     missing; refused when it is not a directory of ours that only we can change."""
     try:
@@ -288,7 +288,7 @@ def _open_directory(directory: str, creation: Creation) -> int:
     return dir_fd
 
 
-def mark_incomplete(directory: str, creation: Creation) -> None:
+def mark_incomplete(directory: str, creation: NewFileSettings) -> None:
     """Create this process's incomplete marker in the rollout's segments `directory`: beside
     its open segment (same stem), or with a fresh stem when it has none there."""
     with _open_lock:

@@ -20,7 +20,7 @@ from ._files import (
     CAPTURE_SUFFIX,
     INCOMPLETE_SUFFIX,
     SEGMENTS_SUFFIX,
-    Creation,
+    NewFileSettings,
     kind_of,
     listed,
     open_or_create,
@@ -104,7 +104,7 @@ class CaptureStore:
         self._written: str | None = None  # the layout chosen at the first write
         # Where and how to create what is missing: built again when a setting changes, so
         # that an append only reads it.
-        self._created = Creation(Path(root), file_mode, dir_mode)
+        self._created = NewFileSettings(Path(root), file_mode, dir_mode)
 
     @property
     def root(self) -> Path:

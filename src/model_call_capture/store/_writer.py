@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 
 from .. import _codec
 from ..contracts import CaptureLine
-from ._files import Creation, check_opened, open_unchecked
+from ._files import NewFileSettings, check_opened, open_unchecked
 from ._locking import NO_LOCKS, flock, try_exclusive
 
 __all__ = [
@@ -31,7 +31,7 @@ __all__ = [
 ]
 
 _Buffer = bytes | bytearray
-Write = Callable[[str, Sequence[_Buffer], Creation], "list[OSError | None] | None"]
+Write = Callable[[str, Sequence[_Buffer], NewFileSettings], "list[OSError | None] | None"]
 """Writes a batch of lines to the file `path` names, durably: None when all are, else one
 error or None per line (`_write_durably` for a shared file, `_segments.write` for a segment)."""
 _IOV_MAX = 1024  # Linux's limit on the buffers of one writev
@@ -92,7 +92,7 @@ def forget(path: str) -> None:
     _ends.pop(path, None)  # a new file may reuse the inode
 
 
-def append(path: str, data: _Buffer, creation: Creation, write: Write | None = None) -> None:
+def append(path: str, data: _Buffer, creation: NewFileSettings, write: Write | None = None) -> None:
     """Append `data` (one line, newline included) to `path` durably, in a batch if others write.
 
     A missing file is created as `creation` says (and its directory with it). Raises the `OSError` of the
@@ -139,7 +139,7 @@ def _hand_over(path: str) -> None:
         after.turn.release()
 
 
-def _lead(path: str, batch: _Batch, creation: Creation, write: Write) -> None:
+def _lead(path: str, batch: _Batch, creation: NewFileSettings, write: Write) -> None:
     """Write and fsync a batch once the previous leader is done (it detached the batch)."""
     try:
         batch.turn.acquire()
@@ -157,7 +157,7 @@ def _lead(path: str, batch: _Batch, creation: Creation, write: Write) -> None:
 
 
 def write_locked(
-    path: str, lines: Sequence[_Buffer], creation: Creation
+    path: str, lines: Sequence[_Buffer], creation: NewFileSettings
 ) -> list[OSError | None] | None:
     """`_write_durably`, failing every line (nothing written) when the filesystem refuses
     `flock`: what `capture_layout: auto` writes a shared file with."""
@@ -165,7 +165,7 @@ def write_locked(
 
 
 def _write_durably(
-    path: str, lines: Sequence[_Buffer], creation: Creation, *, strict: bool = False
+    path: str, lines: Sequence[_Buffer], creation: NewFileSettings, *, strict: bool = False
 ) -> list[OSError | None] | None:
     """Write `lines` with one write under the file's lock, then fsync once.
 
@@ -226,7 +226,7 @@ _LOCK_NOW = fcntl.LOCK_EX | fcntl.LOCK_NB
 
 
 def _open_locked(
-    path: str, creation: Creation, *, strict: bool = False
+    path: str, creation: NewFileSettings, *, strict: bool = False
 ) -> tuple[int, os.stat_result]:
     """Open the capture file for appending and take its exclusive lock: (fd, its stat).
 
