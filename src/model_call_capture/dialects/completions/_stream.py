@@ -31,8 +31,11 @@ from typing import Any
 from ..._codec import decode_object
 from ...sse import SseEvent
 from .._text import TextParts
-from ..base import Allowance, DroppedNotes, StreamResult, Terminal, escaped_ascii
+from ..base import Allowance, DroppedNotes, StreamResult, Terminal
 from ..chat._choice import merge, settle
+
+# The same SSE framing as chat: `[DONE]`, an `error` event or member ends a stream.
+from ..chat._stream import END_MARKER_LEN, _text, may_end
 
 __all__ = ["END_MARKER_LEN", "MAX_ENTRIES", "StreamState", "may_end", "new_stream_state"]
 
@@ -276,23 +279,6 @@ class StreamState:
             error=self._error,
             dropped=self._notes.listed(),
         )
-
-
-def _text(data: bytes) -> str:
-    return data.decode("utf-8", "replace")
-
-
-END_MARKER_LEN = len("[DONE]")
-"""Length of the longest marker `may_end` looks for."""
-
-
-def may_end(chunk: bytes) -> bool:
-    """False only when SSE text holding `chunk` cannot complete the terminal event.
-
-    What makes the state terminal: data `[DONE]`, an `error` event, or a data object with
-    an `error` member.
-    """
-    return chunk.find(b"[DONE]") >= 0 or chunk.find(b"error") >= 0 or escaped_ascii(chunk)
 
 
 def new_stream_state() -> StreamState:
