@@ -32,7 +32,7 @@ from model_call_capture.records import read_available_model_call_records
 from model_call_capture.store import CaptureStore
 
 from ._common import Row, interleaved, not_ready
-from .streams import stream_bytes
+from .streams import GENERATORS, stream_bytes
 
 __all__ = ["run"]
 
@@ -98,7 +98,7 @@ def _responses() -> list[tuple[str, dict[str, Any]]]:
     if not out:
         from .reassembly import ours
 
-        for dialect in DIALECTS:
+        for dialect in GENERATORS:  # the dialects with a stream generator
             out.append((dialect, ours(dialect, stream_bytes(dialect, 60))))
     return out
 
