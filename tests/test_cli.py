@@ -25,6 +25,7 @@ from conftest import CompletionsRollout
 from model_call_capture.cli import main
 
 ROLLOUT_IDS = ["0-0", "1-0", "2-0", "3-0"]
+SAMPLE = Path(__file__).parent / "data" / "schema-1.0"  # a directory with one capture file
 # One rollout: chat JSON (tool call), chat stream, responses JSON, responses stream,
 # messages JSON, messages stream. Rollout 3-0 starts with one call the server rate-limits.
 ROLLOUT_DIALECTS = ["chat", "chat", "responses", "responses", "messages", "messages"]
@@ -204,8 +205,8 @@ def test_lines_that_are_not_captures_are_unreadable_to_every_command(
     code, out, err = mcc("stats", str(copy))
     assert code == 0 and "unreadable" not in out  # notes go to stderr, one spelling
     assert f"1 unreadable line skipped (mcc validate {copy} lists them)" in " ".join(err.split())
-    code, out, _ = mcc("show", str(copy), "r")
-    assert code == 0 and out.startswith("rollout r: 2 calls") and "1 unreadable line" in out
+    code, out, err = mcc("show", str(copy), "r")
+    assert code == 0 and out.startswith("rollout r: 2 calls") and "1 unreadable line" in err
     code, out, _ = mcc("show", str(copy), "r", "--raw")
     assert [c["call_index"] for c in json.loads(out)["calls"]] == [0, 2]
 
@@ -215,7 +216,7 @@ def test_validate_refuses_a_missing_path_in_one_line(mcc: Run, tmp_path: Path) -
     assert (code, out, err) == (
         1,
         "",
-        f"mcc: error: {tmp_path / 'nope'}: no such file or directory\n",
+        f"mcc validate: error: {tmp_path / 'nope'}: no such file or directory\n",
     )
 
 
@@ -381,7 +382,7 @@ def test_show_payloads_prints_request_and_response(demo: tuple[Path, Any], mcc: 
 
 def test_view_of_a_missing_directory_is_one_line(tmp_path: Path, mcc: Run) -> None:
     missing = tmp_path / "nope"
-    assert mcc("view", str(missing)) == (1, "", f"mcc: error: {missing}: no such directory\n")
+    assert mcc("view", str(missing)) == (1, "", f"mcc view: error: {missing}: no such directory\n")
 
 
 def test_show_an_unknown_rollout_is_one_line(demo: tuple[Path, Any], mcc: Run) -> None:
@@ -391,7 +392,7 @@ def test_show_an_unknown_rollout_is_one_line(demo: tuple[Path, Any], mcc: Run) -
     assert (code, out, err) == (
         1,
         "",
-        f"mcc: error: {root}: no capture for rollout '7-0'; found: 0-0, 1-0, 2-0, 3-0\n",
+        f"mcc show: error: {root}: no capture for rollout '7-0'; found: 0-0, 1-0, 2-0, 3-0\n",
     )
 
 
@@ -488,7 +489,7 @@ def test_export_without_pyarrow_is_one_clear_line(demo: tuple[Path, Any], tmp_pa
     )
     assert (run.returncode, run.stdout) == (1, "")
     assert run.stderr == (
-        "mcc: error: Parquet export needs pyarrow: pip install 'model-call-capture[arrow]' (or use --format jsonl)\n"
+        "mcc export: error: Parquet export needs pyarrow: pip install 'model-call-capture[arrow]' (or use --format jsonl)\n"
     )
     assert not (tmp_path / "x.parquet").exists()
 
@@ -498,7 +499,7 @@ def test_export_into_a_missing_directory_is_one_line(
 ) -> None:
     demo_dir, _ = demo
     code, _, err = mcc("export", str(demo_dir), "--out", str(tmp_path / "no" / "x.jsonl"))
-    assert (code, err) == (1, f"mcc: error: {tmp_path / 'no'}: no such directory\n")
+    assert (code, err) == (1, f"mcc export: error: {tmp_path / 'no'}: no such directory\n")
 
 
 # -- mcc schema ----------------------------------------------------------------------
@@ -561,13 +562,13 @@ def test_a_command_imports_its_own_module_not_the_others() -> None:
 @pytest.mark.parametrize(
     ("args", "code", "err"),
     [
-        (["stats"], 2, "mcc stats: Missing argument 'DIR'. (see 'mcc stats --help')\n"),
-        (["nope"], 2, "mcc: No such command 'nope'. (see 'mcc --help')\n"),
-        (["demo", "--rollouts", "0"], 2, "mcc demo: Invalid value for '--rollouts': 0 is not in the range 1<=x<=1000. (see 'mcc demo --help')\n"),
-        (["serve", "--upstream", "ftp://x", "--capture-dir", "/tmp/mcc-unused"], 1, "mcc: error: upstream must be an http(s) URL, got 'ftp://x'\n"),
-        (["stats", sys.executable], 2, f"mcc stats: Invalid value for 'DIR': Directory '{sys.executable}' is a file. (see 'mcc stats --help')\n"),
-        (["stats", ".", "--jobs", "0"], 2, "mcc stats: Invalid value for '--jobs' / '-j': 0 is not in the range x>=1. (see 'mcc stats --help')\n"),
-        (["export", ".", "--out", "/nonexistent-mcc-out/calls.parquet"], 1, "mcc: error: /nonexistent-mcc-out: no such directory\n"),
+        (["stats"], 2, "mcc stats: error: Missing argument 'DIR'. (see 'mcc stats --help')\n"),
+        (["nope"], 2, "mcc: error: No such command 'nope'. (see 'mcc --help')\n"),
+        (["demo", "--rollouts", "0"], 2, "mcc demo: error: Invalid value for '--rollouts': 0 is not in the range 1<=x<=1000. (see 'mcc demo --help')\n"),
+        (["serve", "--upstream", "ftp://x", "--capture-dir", "/tmp/mcc-unused"], 1, "mcc serve: error: upstream must be an http(s) URL, got 'ftp://x'\n"),
+        (["stats", sys.executable], 2, f"mcc stats: error: Invalid value for 'DIR': Directory '{sys.executable}' is a file. (see 'mcc stats --help')\n"),
+        (["stats", ".", "--jobs", "0"], 2, "mcc stats: error: Invalid value for '--jobs' / '-j': 0 is not in the range x>=1. (see 'mcc stats --help')\n"),
+        (["export", str(SAMPLE), "--out", "/nonexistent-mcc-out/calls.parquet"], 1, "mcc export: error: /nonexistent-mcc-out: no such directory\n"),
     ],
 )  # fmt: skip
 def test_errors_are_one_line_and_a_non_zero_exit(
@@ -581,7 +582,7 @@ def test_the_installed_script_reports_errors_without_a_traceback(tmp_path: Path)
     assert (run.returncode, run.stdout, run.stderr) == (
         1,
         "",
-        f"mcc: error: {tmp_path / 'missing'}: no such directory\n",
+        f"mcc stats: error: {tmp_path / 'missing'}: no such directory\n",
     )
 
 
@@ -592,7 +593,7 @@ def test_a_file_system_error_is_one_line(tmp_path: Path, mcc: Run) -> None:
     assert (code, out, err) == (
         1,
         "",
-        f"mcc: error: {blocker / 'demo' / 'model-calls'}: Not a directory\n",
+        f"mcc demo: error: {blocker / 'demo' / 'model-calls'}: Not a directory\n",
     )
 
 

@@ -18,8 +18,7 @@ from ..errors import ExportError, OtlpExportError
 from ..export import DEFAULT_ROW_GROUP_SIZE, SINKS, ExportResult
 from ..export import export as export_rollouts
 from ..export._parquet import ROW_GROUP_BYTES, pandas_refused
-from ..store import CaptureStore
-from ._common import capture_root, jobs_option, literal, stderr, stdout, unreadable_note
+from ._common import jobs_option, note, open_captures, plural, stdout, unreadable_note
 from ._interchange import format_options, interchange_options
 
 __all__ = ["PAYLOAD_FIELDS", "export", "schema"]
@@ -112,7 +111,7 @@ def export(
     trajectory per rollout and a manifest.jsonl into the new directory --out.
     """
     columns = [c.strip() for c in partition_by.split(",")] if partition_by else []
-    source = CaptureStore(capture_root(directory))
+    source = open_captures(directory)
     try:
         # The command's own process: its tables go to a file, never to pandas.
         with pandas_refused():
@@ -148,23 +147,21 @@ def _report(result: ExportResult, directory: str) -> None:
         headline = f"wrote {result.rows} {result.unit} to {target} ({result.format})"
     stdout().print(headline, soft_wrap=True)
     if result.calls_left_out:
-        stderr().print(
-            f"[yellow]{result.calls_left_out} calls left out: the {result.format} format has"
-            " no place for them (docs/formats.md)[/]"
+        note(
+            f"{plural(result.calls_left_out, 'call')} left out: the {result.format} format has"
+            " no place for them (docs/formats.md)"
         )
     if result.damaged:
-        stderr().print(unreadable_note(result.damaged, directory), soft_wrap=True)
+        note(unreadable_note(result.damaged, directory))
     if result.out_of_range:
-        stderr().print(
-            f"[yellow]{result.out_of_range} values beyond the export's types (int64) written as null[/]"
+        note(
+            f"{plural(result.out_of_range, 'value')} beyond the export's types (int64) written"
+            " as null"
         )
     for skipped in result.skipped_reasons:
-        line = literal(f"skipped {skipped.rollout_id}: {skipped.reason}")
-        stderr().print(line, style="yellow", soft_wrap=True)
+        note(f"skipped {skipped.rollout_id}: {skipped.reason}")
     if result.skipped > len(result.skipped_reasons):
-        stderr().print(
-            f"{result.skipped - len(result.skipped_reasons)} more rollouts skipped", markup=False
-        )
+        note(f"{plural(result.skipped - len(result.skipped_reasons), 'more rollout')} skipped")
 
 
 @click.command()

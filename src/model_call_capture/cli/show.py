@@ -14,21 +14,21 @@ from rich.text import Text
 from .. import _codec
 from .._parallel import map_files
 from ..contracts import ModelCallRecord
-from ..store import CaptureStore
 from ..viewer import CallView, Conversation
 from ._common import (
     RolloutRecords,
-    capture_root,
     fmt_int,
     fmt_ms,
     jobs_option,
     literal,
     max_line_bytes_option,
+    note,
+    open_captures,
     percentile,
+    plural,
     read_rollouts,
     safe_json,
     safe_text,
-    stderr,
     stdout,
     unreadable_note,
 )
@@ -152,7 +152,7 @@ def stats(directory: str, as_json: bool, jobs: int | None, max_line_bytes: int, 
       mcc stats /data/model-calls
       mcc stats ./mcc-demo --json | jq '.[] | {model, calls, latency_p95_ms}'
     """
-    rollouts = CaptureStore(capture_root(directory)).rollouts()
+    rollouts = open_captures(directory).rollouts()
     files = [StatsJob(rollout, max_line_bytes) for rollout in rollouts]
     summary = FileStats()
     errors = []
@@ -162,9 +162,7 @@ def stats(directory: str, as_json: bool, jobs: int | None, max_line_bytes: int, 
             errors.append(part.error)
     rows = _rows(summary)
     for error in errors:
-        stderr().print(
-            f"unreadable capture file: {safe_text(str(error))}", markup=False, soft_wrap=True
-        )
+        note(f"unreadable capture file: {error}")
     if as_json:
         click.echo(safe_json(_codec.encode(rows)))
         return
@@ -177,7 +175,7 @@ def stats(directory: str, as_json: bool, jobs: int | None, max_line_bytes: int, 
         wide=wide,
     )
     if summary.damaged:
-        stderr().print(unreadable_note(summary.damaged, directory), soft_wrap=True)
+        note(unreadable_note(summary.damaged, directory))
 
 
 CALL_COLUMNS = (
@@ -253,8 +251,8 @@ def show(directory: str, rollout_id: str, payloads: bool, as_json: bool, wide: b
     from ..collection import merge_model_call_capture_into_record
     from ..viewer import Entries, build_conversation
 
-    root = capture_root(directory)
-    store = CaptureStore(root)
+    store = open_captures(directory)
+    root = store.root
     known = store.rollout_ids()
     if rollout_id not in known:
         listed = ", ".join(known[:5]) + (f" and {len(known) - 5} more" if len(known) > 5 else "")
@@ -281,10 +279,7 @@ def show(directory: str, rollout_id: str, payloads: bool, as_json: bool, wide: b
         wide=wide,
     )
     if conversation.damaged:
-        lines = "line" if conversation.damaged == 1 else "lines"
-        console.print(
-            f"[yellow]{conversation.damaged} unreadable {lines} (shown where they are)[/]"
-        )
+        note(f"{plural(conversation.damaged, 'unreadable line')} (shown where they are)")
     for renderable in conversation_renderables(conversation):
         console.print(renderable)
     if payloads:

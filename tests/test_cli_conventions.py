@@ -1,0 +1,174 @@
+"""What every `mcc` command does the same way (docs/cli.md, "Conventions").
+
+Error lines (`mcc CMD: error: ...`, usage errors too), the rule for a directory without
+capture files, notes on stderr (and in the JSON of `--json`), a line of a newer format,
+1-based line numbers, and an early Ctrl-C. The commands run in-process through `main()`
+(the entry point of the `mcc` script), or as real processes where the process is the
+point (signals, `python -m`).
+"""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from model_call_capture.cli import main
+
+SAMPLE = Path(__file__).parent / "data" / "schema-1.0" / "0-0.capture.jsonl"
+
+Run = Callable[..., tuple[int, str, str]]
+
+
+@pytest.fixture
+def mcc(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> Run:
+    """Run `main(argv)` in-process: (exit code, stdout, stderr), piped without COLUMNS."""
+    monkeypatch.delenv("COLUMNS", raising=False)
+
+    def run(*args: str) -> tuple[int, str, str]:
+        with pytest.raises(SystemExit) as exited:
+            main(list(args))
+        out, err = capsys.readouterr()
+        code = exited.value.code
+        return (code if isinstance(code, int) else 1), out, err
+
+    return run
+
+
+def _commands(directory: Path, out: Path) -> dict[str, list[str]]:
+    """Every command that reads a capture directory, with what else it needs."""
+    d = str(directory)
+    return {
+        "stats": ["stats", d],
+        "show": ["show", d, "0-0"],
+        "export": ["export", d, "--out", str(out / "calls.jsonl")],
+        "validate": ["validate", d],
+        "compact": ["compact", d],
+    }
+
+
+@pytest.mark.parametrize("command", ["stats", "show", "export", "validate", "compact"])
+@pytest.mark.parametrize("contents", ["empty", "other files"])
+def test_a_directory_without_capture_files_is_one_error_for_every_command(
+    command: str, contents: str, tmp_path: Path, mcc: Run
+) -> None:
+    directory = tmp_path / "calls"
+    directory.mkdir()
+    if contents == "other files":
+        (directory / "rollouts.jsonl").write_text('{"a": 1}\n')
+        (directory / "notes").mkdir()
+    out = tmp_path / "out"
+    out.mkdir()
+    assert mcc(*_commands(directory, out)[command]) == (
+        1,
+        "",
+        f"mcc {command}: error: {directory}: no capture files (*.capture.jsonl) in this directory\n",
+    )
+    assert list(out.iterdir()) == []  # no empty export
+
+
+@pytest.mark.parametrize("command", ["stats", "show", "export", "validate", "compact", "view"])
+def test_a_missing_directory_is_one_error_for_every_command(
+    command: str, tmp_path: Path, mcc: Run
+) -> None:
+    missing = tmp_path / "nope"
+    args = {**_commands(missing, tmp_path), "view": ["view", str(missing)]}[command]
+    what = "no such file or directory" if command == "validate" else "no such directory"
+    assert mcc(*args) == (1, "", f"mcc {command}: error: {missing}: {what}\n")
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "err"),
+    [
+        (["stats"], 2, "mcc stats: error: Missing argument 'DIR'. (see 'mcc stats --help')\n"),
+        (["nope"], 2, "mcc: error: No such command 'nope'. (see 'mcc --help')\n"),
+        (["--nope"], 2, "mcc: error: No such option '--nope'. (see 'mcc --help')\n"),
+        (["show", "."], 2, "mcc show: error: Missing argument 'ROLLOUT_ID'. (see 'mcc show --help')\n"),
+        (["stats", str(SAMPLE.parent), "--jobs", "x"], 2, "mcc stats: error: Invalid value for '--jobs' / '-j': 'x' is not a valid integer range. (see 'mcc stats --help')\n"),
+        (["export", str(SAMPLE.parent), "--format", "otlp"], 1, "mcc export: error: --format otlp needs --endpoint URL\n"),
+    ],
+)  # fmt: skip
+def test_usage_errors_and_other_errors_have_one_shape(
+    args: list[str], code: int, err: str, mcc: Run
+) -> None:
+    assert mcc(*args) == (code, "", err)
+
+
+def test_python_dash_m_of_the_package_is_the_command(tmp_path: Path) -> None:
+    run = subprocess.run(
+        [sys.executable, "-m", "model_call_capture", "stats", str(tmp_path / "nope")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert (run.returncode, run.stdout, run.stderr) == (
+        1,
+        "",
+        f"mcc stats: error: {tmp_path / 'nope'}: no such directory\n",
+    )
+
+
+# -- an early Ctrl-C -------------------------------------------------------------------
+
+
+def _entry_points(tmp_path: Path) -> dict[str, list[str]]:
+    # The script pip writes for `mcc` (console_scripts), run by this interpreter.
+    script = tmp_path / "bin" / "mcc"
+    script.parent.mkdir()
+    script.write_text(
+        "import re\nimport sys\nfrom model_call_capture.cli import main\n"
+        "if __name__ == '__main__':\n"
+        "    sys.argv[0] = re.sub(r'(-script\\.pyw|\\.exe)?$', '', sys.argv[0])\n"
+        "    sys.exit(main())\n"
+    )
+    return {
+        "script": [str(script)],
+        "-m cli": ["-m", "model_call_capture.cli"],
+        "-m package": ["-m", "model_call_capture"],
+    }
+
+
+@pytest.mark.parametrize("entry", ["script", "-m cli", "-m package"])
+@pytest.mark.parametrize("delay", [0.0, 0.05, 0.1, 0.2, 0.3])
+def test_ctrl_c_while_mcc_starts_is_one_line_and_130_without_a_traceback(
+    entry: str, delay: float, tmp_path: Path
+) -> None:
+    """SIGINT sent while the command imports its modules, before `main()` runs, and after.
+
+    `-X importtime` reports each import as it ends: the first of this package's is the
+    moment its own code runs (the interpreter's start before that, its `site` module, is
+    Python's to report). From there the signal comes after `delay`: inside the imports
+    (they take a few hundred ms), or once `mcc view` serves (it runs until interrupted).
+    """
+    directory = tmp_path / "calls"
+    directory.mkdir()
+    command = [sys.executable, "-X", "importtime", *_entry_points(tmp_path)[entry]]
+    seen = []
+    with subprocess.Popen(
+        [*command, "view", str(directory), "--port", "0"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    ) as proc:
+        assert proc.stderr is not None
+        try:
+            for line in proc.stderr:
+                seen.append(line)
+                if "| model_call_capture" in line:  # this package's first module is imported
+                    break
+            time.sleep(delay)
+            proc.send_signal(signal.SIGINT)
+            rest = proc.stderr.read()
+            code = proc.wait(timeout=60)
+        finally:
+            proc.kill()
+    err = "".join(seen) + rest
+    assert "Traceback" not in err, err
+    assert code == 130, err
+    said = [line for line in err.splitlines() if line and not line.startswith("import time:")]
+    assert said[-1] == "mcc: interrupted", err
