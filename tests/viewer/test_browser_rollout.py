@@ -10,6 +10,7 @@ from model_call_capture.store import CaptureStore
 
 from .conftest import HOSTILE_TOOL, SCRIPT, mcc_view
 from .test_browser import Watch, _text, browser, pytestmark, watch
+from .test_rollnav import NATURAL, write_ids
 from .test_setup import PIRATE, _chat, write_setup_dir
 
 __all__ = ["browser", "pytestmark", "watch"]  # the fixtures and the timeout, used here
@@ -73,4 +74,36 @@ def test_a_long_system_prompt_starts_collapsed(tmp_path: Path, watch: Watch) -> 
         page.wait_for_selector("#setup .system-prompt")
         assert not page.eval_on_selector("#setup .system-prompt", "d => d.open")
         assert "2,400 characters" in _text(page, "#setup .system-prompt > summary")
+        watch.ran_nothing()
+
+
+def test_previous_and_next_follow_natural_order_by_link_and_key(
+    tmp_path: Path, watch: Watch
+) -> None:
+    page = watch.page
+    with mcc_view(write_ids(tmp_path)) as url:
+
+        def at(rollout_id: str) -> None:
+            page.wait_for_url(url + "rollouts/" + rollout_id)
+            page.wait_for_function(
+                "id => document.getElementById('rid').textContent === id", arg=rollout_id
+            )
+            page.wait_for_selector("#next-rollout[href], #prev-rollout[href]")
+
+        page.goto(url + "rollouts/1-0")
+        at("1-0")
+        assert "disabled" in (page.get_attribute("#prev-rollout", "class") or "")  # the first
+        assert page.get_attribute("#prev-rollout", "href") is None
+        page.keyboard.press("k")  # nothing before the first: stays
+        for rollout_id, key in zip(NATURAL[1:], ["j", "ArrowRight", "j", "j"], strict=True):
+            page.keyboard.press(key)
+            at(rollout_id)
+        assert page.get_attribute("#next-rollout", "href") is None  # the last
+        page.keyboard.press("j")
+        page.keyboard.press("ArrowLeft")
+        at("10-0")
+        page.click("#prev-rollout")
+        at("2-1")
+        page.click("#next-rollout")
+        at("10-0")
         watch.ran_nothing()

@@ -292,6 +292,34 @@
     }
   }
 
+  // Previous/next rollout in the table's natural order; keys k/← and j/→.
+  function setLink(id, target) {
+    const link = document.getElementById(id);
+    link.classList.toggle("disabled", !target);
+    if (target) { link.href = mcc.rolloutHref(target); link.dataset.target = target; }
+    else { link.removeAttribute("href"); delete link.dataset.target; }
+  }
+
+  async function neighbours() {
+    try {
+      const n = await json(api + "/neighbours");
+      setLink("prev-rollout", n.previous);
+      setLink("next-rollout", n.next);
+    } catch (e) {
+      live(false);
+    }
+  }
+
+  document.addEventListener("keydown", (e) => {
+    if (e.altKey || e.ctrlKey || e.metaKey || e.shiftKey) return;
+    if (e.target.closest && e.target.closest("input, textarea, select, [contenteditable]")) return;
+    const id = { j: "next-rollout", ArrowRight: "next-rollout", k: "prev-rollout", ArrowLeft: "prev-rollout" }[e.key];
+    const link = id && document.getElementById(id);
+    if (link && link.href) { e.preventDefault(); location.href = link.href; }
+  });
+
   load();
+  neighbours();
   setInterval(follow, 2000);
+  setInterval(neighbours, 10000);
 })();
