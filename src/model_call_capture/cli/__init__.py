@@ -97,9 +97,9 @@ def main(argv: list[str] | None = None) -> None:
     Every error line has one shape, usage errors included: `mcc CMD: error: ...` (`mcc:
     error: ...` before a command is known); Ctrl-C is `mcc: interrupted` and exit code 130.
     """
-    release()  # from here on a Ctrl-C is a KeyboardInterrupt, reported below
     cli.running = None
     try:
+        release()  # from here on a Ctrl-C is a KeyboardInterrupt, reported below
         # Without standalone mode click returns the exit code of `--help` and of
         # `click.exceptions.Exit` instead of exiting itself.
         code = cli.main(args=argv, prog_name="mcc", standalone_mode=False)

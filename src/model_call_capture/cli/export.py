@@ -18,7 +18,15 @@ from ..errors import ExportError, OtlpExportError
 from ..export import DEFAULT_ROW_GROUP_SIZE, SINKS, ExportResult
 from ..export import export as export_rollouts
 from ..export._parquet import ROW_GROUP_BYTES, pandas_refused
-from ._common import jobs_option, note, open_captures, plural, stdout, unreadable_note
+from ._common import (
+    jobs_option,
+    max_line_bytes_option,
+    note,
+    open_captures,
+    plural,
+    stdout,
+    unreadable_note,
+)
 from ._interchange import format_options, interchange_options
 
 __all__ = ["PAYLOAD_FIELDS", "export", "schema"]
@@ -72,6 +80,7 @@ PAYLOAD_FIELDS = PAYLOAD_COLUMNS
 )
 @interchange_options
 @jobs_option()
+@max_line_bytes_option()
 def export(
     directory: str,
     out: str | None,
@@ -82,6 +91,7 @@ def export(
     tokens: bool,
     row_group_size: int,
     jobs: int | None,
+    max_line_bytes: int,
     **interchange: Any,
 ) -> None:
     """One row per call: `rollout_id` and every ModelCallRecord field.
@@ -124,6 +134,7 @@ def export(
                 partition_by=columns,
                 incremental=incremental,
                 row_group_size=row_group_size,
+                max_line_bytes=max_line_bytes,
                 jobs=jobs,
                 format_options=format_options(fmt, directory, interchange),
             )
@@ -147,10 +158,7 @@ def _report(result: ExportResult, directory: str) -> None:
         headline = f"wrote {result.rows} {result.unit} to {target} ({result.format})"
     stdout().print(headline, soft_wrap=True)
     if result.calls_left_out:
-        note(
-            f"{plural(result.calls_left_out, 'call')} left out: the {result.format} format has"
-            " no place for them (docs/formats.md)"
-        )
+        note(_left_out_note(result))
     if result.damaged:
         note(unreadable_note(result.damaged, directory))
     if result.out_of_range:
@@ -162,6 +170,27 @@ def _report(result: ExportResult, directory: str) -> None:
         note(f"skipped {skipped.rollout_id}: {skipped.reason}")
     if result.skipped > len(result.skipped_reasons):
         note(f"{plural(result.skipped - len(result.skipped_reasons), 'more rollout')} skipped")
+
+
+def _left_out_note(result: ExportResult) -> str:
+    """Why calls are in no row: for token trajectories, the token ids and how to get them."""
+    count = result.calls_left_out
+    calls = plural(count, "call")
+    if result.unit != "token trajectories":
+        return (
+            f"{calls} left out: the {result.format} format has no place for them (docs/formats.md)"
+        )
+    if result.rows == 0:
+        return (
+            f"no token trajectories: none of the {calls} carried token ids"
+            " (prompt_token_ids and generation_token_ids). Capture them from a server that"
+            ' returns them, e.g. vLLM with "return_token_ids": true in the request'
+            ' (docs/formats.md, "Token trajectories")'
+        )
+    return (
+        f"{calls} without token ids (prompt_token_ids and generation_token_ids)"
+        ' in no trajectory (docs/formats.md, "Token trajectories")'
+    )
 
 
 @click.command()
