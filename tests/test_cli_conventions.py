@@ -133,24 +133,43 @@ def _entry_points(tmp_path: Path) -> dict[str, list[str]]:
     }
 
 
-@pytest.mark.parametrize("entry", ["script", "-m cli", "-m package"])
-@pytest.mark.parametrize("delay", [0.0, 0.05, 0.1, 0.2, 0.3])
-def test_ctrl_c_while_mcc_starts_is_one_line_and_130_without_a_traceback(
-    entry: str, delay: float, tmp_path: Path
-) -> None:
-    """SIGINT sent while the command imports its modules, before `main()` runs, and after.
+@pytest.fixture(scope="module")
+def big_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A file `mcc validate` takes seconds over: 20,000 lines that are not capture lines,
+    each explained (the JSON Schema run on it) and printed."""
+    path = tmp_path_factory.mktemp("big") / "r.capture.jsonl"
+    path.write_bytes(b'{"a": 1}\n' * 20_000)
+    return path
 
-    `-X importtime` reports each import as it ends: the first of this package's is the
-    moment its own code runs (the interpreter's start before that, its `site` module, is
-    Python's to report). From there the signal comes after `delay`: inside the imports
-    (they take a few hundred ms), or once `mcc view` serves (it runs until interrupted).
+
+# When the signal is sent: once a module's import ends (`-X importtime` reports each as it
+# ends; the first of this package's is the moment its own code runs), then after a delay.
+_MOMENTS = {
+    "first module": ("model_call_capture.", 0.0),
+    "first module + 50 ms": ("model_call_capture.", 0.05),
+    "first module + 100 ms": ("model_call_capture.", 0.1),
+    "records": ("model_call_capture.records", 0.0),
+    "package": ("model_call_capture", 0.0),
+    "cli": ("model_call_capture.cli", 0.0),
+}
+
+
+@pytest.mark.parametrize("entry", ["script", "-m cli", "-m package"])
+@pytest.mark.parametrize("moment", list(_MOMENTS))
+def test_ctrl_c_while_mcc_starts_is_one_line_and_130_without_a_traceback(
+    entry: str, moment: str, tmp_path: Path, big_file: Path
+) -> None:
+    """SIGINT sent while the command imports its modules, before `main()` runs.
+
+    The interpreter's own start before this package's first module (its `site` module) is
+    Python's to report. The command validates a large file in its own process, so it is
+    still running whenever the signal lands, and a late one lands in `main()`.
     """
-    directory = tmp_path / "calls"
-    directory.mkdir()
+    marker, delay = _MOMENTS[moment]
     command = [sys.executable, "-X", "importtime", *_entry_points(tmp_path)[entry]]
     seen = []
     with subprocess.Popen(
-        [*command, "view", str(directory), "--port", "0"],
+        [*command, "validate", "--jobs", "1", str(big_file)],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
@@ -159,7 +178,8 @@ def test_ctrl_c_while_mcc_starts_is_one_line_and_130_without_a_traceback(
         try:
             for line in proc.stderr:
                 seen.append(line)
-                if "| model_call_capture" in line:  # this package's first module is imported
+                name = line.rpartition("|")[2].strip()  # import time: us | us | name
+                if name == marker or (marker.endswith(".") and name.startswith(marker)):
                     break
             time.sleep(delay)
             proc.send_signal(signal.SIGINT)

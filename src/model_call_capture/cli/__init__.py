@@ -91,6 +91,19 @@ def _error_line(text: str, ctx: click.Context | None = None) -> None:
     click.echo(safe_text(f"{_prefix(ctx)}: error: {text}"), err=True)
 
 
+def _interrupted(exc: BaseException) -> bool:
+    """Whether `exc` was caused by a Ctrl-C: Python wraps a `KeyboardInterrupt` raised in
+    some places (a class body's `__set_name__`, while a late import defines its classes)."""
+    seen: set[int] = set()
+    cause: BaseException | None = exc
+    while cause is not None and id(cause) not in seen:
+        if isinstance(cause, KeyboardInterrupt):
+            return True
+        seen.add(id(cause))
+        cause = cause.__cause__ or cause.__context__
+    return False
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point of `mcc`: run the command, turning every error into one line and an exit code.
 
@@ -122,6 +135,9 @@ def main(argv: list[str] | None = None) -> None:
         _error_line(f"{where}{exc.strerror or exc}")
         sys.exit(1)
     except Exception as exc:  # anything unexpected still ends as one clear line
+        if _interrupted(exc):
+            click.echo(INTERRUPTED, err=True)
+            sys.exit(130)
         if os.environ.get("MCC_DEBUG"):
             raise
         message = " ".join(str(exc).split()) or "(no message)"
