@@ -7,8 +7,13 @@ last) when nothing else changed, or the whole rollout otherwise. A page asks `en
 and a background thread (`RolloutIndex.run`) summarizes the rest, so the first page of a
 10,000-rollout directory does not wait for the other 9,950 files.
 
-Memory is one `RolloutSummary` per rollout (its strings capped) and one call at a time
-while reading: bounded by the number of rollouts, never by their size.
+The collector's rollouts file beside the captures (`_outcomes`) is read at each listing
+(what it gained), and each row's reward and fields are joined to its rollout's summary.
+A page carries the totals and histograms of the rows its filters match (`_charts`).
+
+Memory is one `RolloutSummary` per rollout (its strings capped), its fixed-size call bins
+and outcome, and one call or row at a time while reading: bounded by the number of
+rollouts, never by their size.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ import threading
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import msgspec
 
@@ -24,7 +30,9 @@ from ..contracts import ModelCallRecord
 from ..errors import CaptureError
 from ..rollout_ids import rollout_order
 from ..store import CaptureStore, FileVersion, Rollout
+from ._charts import CallBins, Overview, overview
 from ._entries import Call, DamagedLine, Entries
+from ._outcomes import Outcome, OutcomeFile, Outcomes, Scalar, beside
 
 __all__ = ["SORT_KEYS", "Page", "Query", "RolloutIndex", "RolloutSummary"]
 
@@ -43,8 +51,10 @@ SORT_KEYS = (
     "latency_ms",
     "first_call",
     "last_call",
+    "reward",
 )
-"""The columns the table sorts by."""
+"""The columns the table sorts by; also `field:<name>`, a field of the rollouts file."""
+FIELD_SORT = "field:"
 
 
 def _name(value: str) -> str:
@@ -80,6 +90,10 @@ class RolloutSummary(msgspec.Struct, kw_only=True):
     """Latest `completed_at` (Unix seconds)."""
     note: str | None = None
     """Why the file could not be read, when it could not."""
+    reward: float | None = None
+    """The rollouts file's `reward` for it, when a finite number."""
+    fields: dict[str, Scalar] | None = None
+    """Its row in the rollouts file (scalar members, `reward` as written); None: no row."""
 
     def add(self, record: ModelCallRecord) -> None:
         """Count one call."""
@@ -121,6 +135,7 @@ class _Listed:
     read_key: tuple[FileVersion, ...] | None = None  # the versions when last summarized
     read_size: int = 0  # bytes of the last file summarized (where the next read starts)
     next_index: int = 0  # call_index of the next line
+    bins: CallBins = field(default_factory=CallBins)  # its calls' tokens and latency
 
 
 def _appended(old: tuple[FileVersion, ...] | None, new: tuple[FileVersion, ...] | None) -> bool:
@@ -140,6 +155,10 @@ class Query(msgspec.Struct, kw_only=True, frozen=True):
     """An error category, `any` (a call failed) or `none` (no call failed)."""
     search: str | None = None
     """Text found (ignoring case) in the rollout id, a model, a dialect or an error category."""
+    reward_min: float | None = None
+    """Only rollouts with a numeric reward at least this."""
+    reward_max: float | None = None
+    """Only rollouts with a numeric reward at most this."""
     sort: str = "rollout_id"
     descending: bool = False
     page: int = 1
@@ -160,14 +179,30 @@ class Page(msgspec.Struct, kw_only=True):
     models: list[str]
     dialects: list[str]
     error_categories: list[str]
+    fields: list[str]
+    """The rollouts file's field names (columns), `reward` first when present."""
+    rollouts_file: OutcomeFile
+    """The rollouts file read, and what was wrong with it."""
+    overview: Overview
+    """Totals and histograms of the rollouts matching the filters (all pages)."""
 
 
 class RolloutIndex:
     """The summaries of every rollout under a capture directory; thread-safe."""
 
-    def __init__(self, store: CaptureStore, *, refresh_interval_s: float = 1.0) -> None:
+    def __init__(
+        self,
+        store: CaptureStore,
+        *,
+        refresh_interval_s: float = 1.0,
+        outcomes: Outcomes | None = None,
+    ) -> None:
         self.store = store
         """The directory, read only."""
+        self.outcomes = outcomes or Outcomes(
+            beside(store.root), max_line_bytes=store.max_line_bytes
+        )
+        """The collector's rollouts file (by default `rollouts.jsonl` in or above the directory)."""
         self.refresh_interval_s = refresh_interval_s
         """Listings closer together than this are skipped (a page load lists at most once)."""
         self._files: dict[str, _Listed] = {}
@@ -178,6 +213,7 @@ class RolloutIndex:
         """How long the last listing of the directory took."""
         self._stop = threading.Event()
         self._list = store.listing
+        self._outcome_file = OutcomeFile()
 
     # -- listing -----------------------------------------------------------------------
 
@@ -192,6 +228,7 @@ class RolloutIndex:
                 return
             started = time.monotonic()
             seen = self._list()
+            added = False
             with self._lock:
                 for gone in self._files.keys() - seen.keys():
                     del self._files[gone]
@@ -200,13 +237,29 @@ class RolloutIndex:
                     if entry is None:
                         entry = _Listed(RolloutSummary(rollout_id=rollout_id))
                         self._files[rollout_id] = entry
+                        added = True
                     entry.rollout, entry.key = rollout, key
                     summary = entry.summary
                     if summary.incomplete != incomplete:
                         summary.incomplete = incomplete
                         summary.gaps = summary.damaged + summary.capture_gaps + incomplete
+            # Read outside the index's lock; only a listing reads or changes `outcomes`.
+            if self.outcomes.refresh(seen.keys()) or added:
+                self._join(self.outcomes.by_id, self.outcomes.file)
             self._listed_at = time.monotonic()
             self.listing_s = self._listed_at - started
+
+    def _join(self, outcomes: dict[str, Outcome], file: OutcomeFile) -> None:
+        """Put each rollout's outcome on its summary (under the listing lock)."""
+        shown = msgspec.structs.replace(
+            file, fields=list(file.fields), problems=list(file.problems)
+        )
+        with self._lock:
+            self._outcome_file = shown
+            for rollout_id, entry in self._files.items():
+                outcome = outcomes.get(rollout_id)
+                entry.summary.reward = None if outcome is None else outcome.reward
+                entry.summary.fields = None if outcome is None else outcome.fields
 
     # -- reading -----------------------------------------------------------------------
 
@@ -237,7 +290,7 @@ class RolloutIndex:
                 key, old, rollout = entry.key, entry.read_key, entry.rollout
                 if key == old and entry.summary.indexed:
                     return
-                summary = _copy(entry.summary)
+                summary, bins = _copy(entry.summary), entry.bins.copy()
             if rollout is None:
                 return
             start, first = entry.read_size, entry.next_index
@@ -245,6 +298,7 @@ class RolloutIndex:
                 rollout = Rollout(rollout.id, rollout.files[-1:])
             else:  # another file, or one cleared and written anew: read it all again
                 summary = RolloutSummary(rollout_id=rollout_id, incomplete=summary.incomplete)
+                bins = CallBins()
                 start = first = 0
             entries = Entries(
                 rollout,
@@ -256,13 +310,15 @@ class RolloutIndex:
                 first += 1
                 if isinstance(item, Call):
                     summary.add(item.record)
+                    bins.add(item.record)
                     summary.capture_gaps += len(item.gaps)
             summary.damaged += entries.damaged
             summary.indexed = True
             with self._lock:
                 summary.incomplete = entry.summary.incomplete  # the listing may have changed it
                 summary.gaps = summary.damaged + summary.capture_gaps + summary.incomplete
-                entry.summary = summary
+                summary.reward, summary.fields = entry.summary.reward, entry.summary.fields
+                entry.summary, entry.bins = summary, bins
                 entry.read_size = start + entries.size
                 entry.next_index = first
                 # A file that could not be read to its end is read again whole next time.
@@ -297,15 +353,18 @@ class RolloutIndex:
         self.refresh()
         with self._lock:
             rows = [f.summary for f in self._files.values()]
+            bins = {f.summary.rollout_id: f.bins for f in self._files.values()}
+            outcome_file = self._outcome_file
         facets = _facets(rows)
         order = sorted(rows, key=lambda r: rollout_order(r.rollout_id))
         if query.sort != "rollout_id":
-            # Unindexed rows after the others whichever way: their figures are unknown.
+            # Unknown figures after the others whichever way (rows not read yet, no reward).
             order = _sorted(order, query.sort, query.descending)
         elif query.descending:
             order.reverse()
         size = min(max(query.page_size, 1), PAGE_SIZE_MAX)
         matching = [r for r in order if _matches(r, query)]
+        drawn = overview((r, bins[r.rollout_id]) for r in matching)
         start = (max(query.page, 1) - 1) * size
         shown = matching[start : start + size]
         self.ensure(r.rollout_id for r in shown)
@@ -325,7 +384,16 @@ class RolloutIndex:
             models=facets[0],
             dialects=facets[1],
             error_categories=facets[2],
+            fields=outcome_file.fields,
+            rollouts_file=outcome_file,
+            overview=drawn,
         )
+
+    def rollouts_file(self) -> OutcomeFile:
+        """The collector's rollouts file as last read, and what was wrong with it."""
+        self.refresh()
+        with self._lock:
+            return self._outcome_file
 
     def summary(self, rollout_id: str) -> RolloutSummary | None:
         """The current summary of one rollout (summarized now if it changed); None if unknown."""
@@ -353,14 +421,40 @@ def _guarded(entries: Entries, summary: RolloutSummary) -> Iterator[Call | Damag
         summary.note = _name(" ".join(str(exc).split()))
 
 
+def _sort_value(row: RolloutSummary, key: str) -> Any:
+    """The row's value for `key`, comparable with every other row's; None when unknown.
+
+    Numbers before text, text in natural order (`run 2` before `run 10`), as ids are.
+    """
+    if key.startswith(FIELD_SORT):
+        value = None if row.fields is None else row.fields.get(key[len(FIELD_SORT) :])
+        if value is None:
+            return None
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return (0, value)
+        return (1, rollout_order(str(value).lower() if isinstance(value, bool) else value))
+    if key == "reward":
+        return row.reward
+    return getattr(row, key) if row.indexed else None
+
+
 def _sorted(rows: list[RolloutSummary], key: str, descending: bool) -> list[RolloutSummary]:
-    known = [r for r in rows if r.indexed and getattr(r, key) is not None]
-    unknown = [r for r in rows if not (r.indexed and getattr(r, key) is not None)]
-    known.sort(key=lambda r: getattr(r, key), reverse=descending)  # stable: ids break ties
-    return known + unknown
+    keyed = [(_sort_value(r, key), r) for r in rows]
+    known = [(v, r) for v, r in keyed if v is not None]
+    unknown = [r for v, r in keyed if v is None]
+    known.sort(key=lambda pair: pair[0], reverse=descending)  # stable: ids break ties
+    return [r for _, r in known] + unknown
 
 
 def _matches(row: RolloutSummary, query: Query) -> bool:
+    if query.reward_min is not None or query.reward_max is not None:
+        reward = row.reward
+        if reward is None:
+            return False
+        if query.reward_min is not None and reward < query.reward_min:
+            return False
+        if query.reward_max is not None and reward > query.reward_max:
+            return False
     if query.model and query.model not in row.models:
         return False
     if query.dialect and query.dialect not in row.dialects:
