@@ -63,5 +63,16 @@ def test_many_reward_values_take_ten_equal_bins() -> None:
     reward = drawn.histograms[2]
     assert len(reward.bins) == 10 and sum(b.count for b in reward.bins) == 23
     assert reward.bins[0].count == 1 and reward.bins[-1].count == 1
-    assert [b.count for b in overview(rows[:21]).histograms[2].bins] == [2, 2, 2, 2, 2, 2, 2, 2, 2, 3]
+    assert [b.count for b in overview(rows[:21]).histograms[2].bins] == [
+        2,
+        2,
+        2,
+        2,
+        2,
+        2,
+        2,
+        2,
+        2,
+        3,
+    ]
     assert drawn.totals.mean_reward is not None

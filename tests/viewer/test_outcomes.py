@@ -100,16 +100,19 @@ def test_a_hostile_rollouts_file_is_counted_named_and_never_held(tmp_path: Path)
     assert isinstance(note, str) and len(note) == 120 and note.endswith("…")
     assert note.startswith(HOSTILE_FIELD)  # data, as written (the browser test renders it)
     assert _ids(index, sort="reward") == ["0-0", "2-0", "10-0", "1-0"]  # "high" is unknown
-    assert set(index.outcomes.by_id) == {"0-0", "1-0", "2-0", "10-0"}  # rows without captures: counted only
+    assert set(index.outcomes.by_id) == {
+        "0-0",
+        "1-0",
+        "2-0",
+        "10-0",
+    }  # rows without captures: counted only
 
 
 def test_fields_past_the_first_names_are_counted_not_kept(tmp_path: Path) -> None:
     CaptureStore(tmp_path).append("0-0", chat_line())
     many = {f"f{i}": i for i in range(FIELDS_MAX + 5)}
     long_name = "n" * 500
-    (tmp_path / "rollouts.jsonl").write_bytes(
-        rollout_row(0, **{long_name: 1}, reward=True, **many)
-    )
+    (tmp_path / "rollouts.jsonl").write_bytes(rollout_row(0, **{long_name: 1}, reward=True, **many))
     page = _index(tmp_path).page(Query())
     assert len(page.fields) == FIELDS_MAX + 1 and page.fields[0] == "reward"
     assert page.fields[1] == "n" * 59 + "…"
