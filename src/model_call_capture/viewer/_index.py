@@ -20,108 +20,32 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
 
 import msgspec
 
-from ..contracts import ModelCallRecord
 from ..errors import CaptureError
 from ..rollout_ids import rollout_order
 from ..store import CaptureStore, FileVersion, Rollout
 from ._charts import CallBins, Overview, overview
 from ._entries import Call, DamagedLine, Entries
-from ._outcomes import Outcome, OutcomeFile, Outcomes, Scalar, beside
-
-__all__ = ["SORT_KEYS", "Page", "Query", "RolloutIndex", "RolloutSummary"]
-
-_NAMES_MAX = 8  # distinct models / dialects / error categories kept per rollout
-_NAME_CHARS = 120  # characters of a captured name kept in the table
-_FACETS_MAX = 200  # distinct values offered in a filter
-PAGE_SIZE_MAX = 500
-
-SORT_KEYS = (
-    "rollout_id",
-    "calls",
-    "errors",
-    "gaps",
-    "tokens_in",
-    "tokens_out",
-    "latency_ms",
-    "first_call",
-    "last_call",
-    "reward",
+from ._outcomes import Outcome, OutcomeFile, Outcomes, beside
+from ._rows import (
+    FIELD_SORT,
+    SORT_KEYS,
+    Query,
+    RolloutSummary,
+    copy_summary,
+    cut_name,
+    facets,
+    matches,
+    sorted_rows,
 )
-"""The columns the table sorts by; also `field:<name>`, a field of the rollouts file."""
-FIELD_SORT = "field:"
 
+__all__ = ["FIELD_SORT", "SORT_KEYS", "Page", "Query", "RolloutIndex", "RolloutSummary"]
 
-def _name(value: str) -> str:
-    return value if len(value) <= _NAME_CHARS else value[: _NAME_CHARS - 1] + "…"
-
-
-class RolloutSummary(msgspec.Struct, kw_only=True):
-    """One row of the rollouts table: sums over the readable calls of one rollout."""
-
-    rollout_id: str
-    indexed: bool = False
-    """False until the file was read: the figures below are then unknown, not zero."""
-    calls: int = 0
-    errors: int = 0
-    """Calls with an error category."""
-    damaged: int = 0
-    """Lines that could not be read."""
-    capture_gaps: int = 0
-    """Gaps the capture recorded in its lines (a payload cut, a body it could not decode)."""
-    gaps: int = 0
-    """Damaged lines, gaps recorded in lines, plus one when the rollout is marked incomplete."""
-    incomplete: bool = False
-    tokens_in: int | None = None
-    tokens_out: int | None = None
-    latency_ms: float | None = None
-    """Sum of the calls' latencies."""
-    models: list[str] = msgspec.field(default_factory=list)
-    dialects: list[str] = msgspec.field(default_factory=list)
-    error_categories: list[str] = msgspec.field(default_factory=list)
-    first_call: float | None = None
-    """Earliest `started_at` (Unix seconds)."""
-    last_call: float | None = None
-    """Latest `completed_at` (Unix seconds)."""
-    note: str | None = None
-    """Why the file could not be read, when it could not."""
-    reward: float | None = None
-    """The rollouts file's `reward` for it, when a finite number."""
-    fields: dict[str, Scalar] | None = None
-    """Its row in the rollouts file (scalar members, `reward` as written); None: no row."""
-
-    def add(self, record: ModelCallRecord) -> None:
-        """Count one call."""
-        self.calls += 1
-        if record.error_category is not None:
-            self.errors += 1
-            _add_name(self.error_categories, record.error_category)
-        if record.tokens_in is not None:
-            self.tokens_in = (self.tokens_in or 0) + record.tokens_in
-        if record.tokens_out is not None:
-            self.tokens_out = (self.tokens_out or 0) + record.tokens_out
-        if record.latency_total_ms is not None:
-            self.latency_ms = (self.latency_ms or 0.0) + record.latency_total_ms
-        if record.model is not None:
-            _add_name(self.models, record.model)
-        if record.dialect is not None:
-            _add_name(self.dialects, record.dialect)
-        start, end = record.started_at, record.completed_at
-        if start is not None and (self.first_call is None or start < self.first_call):
-            self.first_call = start
-        if end is not None and (self.last_call is None or end > self.last_call):
-            self.last_call = end
-
-
-def _add_name(names: list[str], value: str) -> None:
-    value = _name(value)
-    if value not in names and len(names) < _NAMES_MAX:
-        names.append(value)
+PAGE_SIZE_MAX = 500
 
 
 @dataclass(slots=True)
@@ -144,25 +68,6 @@ def _appended(old: tuple[FileVersion, ...] | None, new: tuple[FileVersion, ...] 
     if not old or not new or len(old) != 1 or len(new) != 1:
         return False
     return old[-1].inode == new[-1].inode and old[-1].size <= new[-1].size
-
-
-class Query(msgspec.Struct, kw_only=True, frozen=True):
-    """What a page of the table shows: filters, sort and the page."""
-
-    model: str | None = None
-    dialect: str | None = None
-    error: str | None = None
-    """An error category, `any` (a call failed) or `none` (no call failed)."""
-    search: str | None = None
-    """Text found (ignoring case) in the rollout id, a model, a dialect or an error category."""
-    reward_min: float | None = None
-    """Only rollouts with a numeric reward at least this."""
-    reward_max: float | None = None
-    """Only rollouts with a numeric reward at most this."""
-    sort: str = "rollout_id"
-    descending: bool = False
-    page: int = 1
-    page_size: int = 50
 
 
 class Page(msgspec.Struct, kw_only=True):
@@ -214,6 +119,7 @@ class RolloutIndex:
         self._stop = threading.Event()
         self._list = store.listing
         self._outcome_file = OutcomeFile()
+        self._order: tuple[tuple[str, ...], list[str]] = ((), [])  # listed ids, sorted
 
     # -- listing -----------------------------------------------------------------------
 
@@ -290,7 +196,7 @@ class RolloutIndex:
                 key, old, rollout = entry.key, entry.read_key, entry.rollout
                 if key == old and entry.summary.indexed:
                     return
-                summary, bins = _copy(entry.summary), entry.bins.copy()
+                summary, bins = copy_summary(entry.summary), entry.bins.copy()
             if rollout is None:
                 return
             start, first = entry.read_size, entry.next_index
@@ -355,22 +261,24 @@ class RolloutIndex:
             rows = [f.summary for f in self._files.values()]
             bins = {f.summary.rollout_id: f.bins for f in self._files.values()}
             outcome_file = self._outcome_file
-        facets = _facets(rows)
+        offered = facets(rows)
         order = sorted(rows, key=lambda r: rollout_order(r.rollout_id))
         if query.sort != "rollout_id":
             # Unknown figures after the others whichever way (rows not read yet, no reward).
-            order = _sorted(order, query.sort, query.descending)
+            order = sorted_rows(order, query.sort, query.descending)
         elif query.descending:
             order.reverse()
         size = min(max(query.page_size, 1), PAGE_SIZE_MAX)
-        matching = [r for r in order if _matches(r, query)]
+        matching = [r for r in order if matches(r, query)]
         drawn = overview((r, bins[r.rollout_id]) for r in matching)
         start = (max(query.page, 1) - 1) * size
         shown = matching[start : start + size]
         self.ensure(r.rollout_id for r in shown)
         with self._lock:
             shown = [
-                _copy(self._files[r.rollout_id].summary) if r.rollout_id in self._files else r
+                copy_summary(self._files[r.rollout_id].summary)
+                if r.rollout_id in self._files
+                else r
                 for r in shown
             ]
             indexed = sum(f.summary.indexed for f in self._files.values())
@@ -381,9 +289,9 @@ class RolloutIndex:
             page_size=size,
             rollouts_in_directory=len(rows),
             indexed=indexed,
-            models=facets[0],
-            dialects=facets[1],
-            error_categories=facets[2],
+            models=offered[0],
+            dialects=offered[1],
+            error_categories=offered[2],
             fields=outcome_file.fields,
             rollouts_file=outcome_file,
             overview=drawn,
@@ -401,16 +309,32 @@ class RolloutIndex:
         self.summarize(rollout_id)
         with self._lock:
             entry = self._files.get(rollout_id)
-            return None if entry is None else _copy(entry.summary)
+            return None if entry is None else copy_summary(entry.summary)
 
+    def ordered(self) -> list[str]:
+        """The ids of every rollout listed, in natural order (`rollout_order`); sorted again
+        only when the listing changed."""
+        self.refresh()
+        with self._lock:
+            listed = tuple(self._files)
+            if listed != self._order[0]:
+                self._order = (listed, sorted(listed, key=rollout_order))
+            return self._order[1]
 
-def _copy(summary: RolloutSummary) -> RolloutSummary:
-    return msgspec.structs.replace(
-        summary,
-        models=list(summary.models),
-        dialects=list(summary.dialects),
-        error_categories=list(summary.error_categories),
-    )
+    def neighbours(self, rollout_id: str) -> tuple[str | None, str | None]:
+        """The rollouts before and after `rollout_id` in natural order (None at the ends)."""
+        order = self.ordered()
+        try:
+            at = order.index(rollout_id)
+        except ValueError:
+            return None, None
+        return (order[at - 1] if at else None), (order[at + 1] if at + 1 < len(order) else None)
+
+    def rollout(self, rollout_id: str) -> Rollout | None:
+        """The files of a listed rollout, as last listed; None when it is not listed."""
+        with self._lock:
+            entry = self._files.get(rollout_id)
+            return None if entry is None else entry.rollout
 
 
 def _guarded(entries: Entries, summary: RolloutSummary) -> Iterator[Call | DamagedLine]:
@@ -418,69 +342,4 @@ def _guarded(entries: Entries, summary: RolloutSummary) -> Iterator[Call | Damag
     try:
         yield from entries
     except (OSError, CaptureError) as exc:
-        summary.note = _name(" ".join(str(exc).split()))
-
-
-def _sort_value(row: RolloutSummary, key: str) -> Any:
-    """The row's value for `key`, comparable with every other row's; None when unknown.
-
-    Numbers before text, text in natural order (`run 2` before `run 10`), as ids are.
-    """
-    if key.startswith(FIELD_SORT):
-        value = None if row.fields is None else row.fields.get(key[len(FIELD_SORT) :])
-        if value is None:
-            return None
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            return (0, value)
-        return (1, rollout_order(str(value).lower() if isinstance(value, bool) else value))
-    if key == "reward":
-        return row.reward
-    return getattr(row, key) if row.indexed else None
-
-
-def _sorted(rows: list[RolloutSummary], key: str, descending: bool) -> list[RolloutSummary]:
-    keyed = [(_sort_value(r, key), r) for r in rows]
-    known = [(v, r) for v, r in keyed if v is not None]
-    unknown = [r for v, r in keyed if v is None]
-    known.sort(key=lambda pair: pair[0], reverse=descending)  # stable: ids break ties
-    return [r for _, r in known] + unknown
-
-
-def _matches(row: RolloutSummary, query: Query) -> bool:
-    if query.reward_min is not None or query.reward_max is not None:
-        reward = row.reward
-        if reward is None:
-            return False
-        if query.reward_min is not None and reward < query.reward_min:
-            return False
-        if query.reward_max is not None and reward > query.reward_max:
-            return False
-    if query.model and query.model not in row.models:
-        return False
-    if query.dialect and query.dialect not in row.dialects:
-        return False
-    if query.error == "any":
-        if not row.errors:
-            return False
-    elif query.error == "none":
-        if row.errors or not row.indexed:
-            return False
-    elif query.error and query.error not in row.error_categories:
-        return False
-    if query.search:
-        needle = query.search.casefold()
-        haystack = (row.rollout_id, *row.models, *row.dialects, *row.error_categories)
-        if not any(needle in text.casefold() for text in haystack):
-            return False
-    return True
-
-
-def _facets(rows: Sequence[RolloutSummary]) -> tuple[list[str], list[str], list[str]]:
-    found: tuple[set[str], set[str], set[str]] = (set(), set(), set())
-    for row in rows:
-        for names, values in zip(
-            found, (row.models, row.dialects, row.error_categories), strict=True
-        ):
-            if len(names) < _FACETS_MAX:
-                names.update(values)
-    return sorted(found[0]), sorted(found[1]), sorted(found[2])
+        summary.note = cut_name(" ".join(str(exc).split()))
