@@ -10,7 +10,6 @@ dataset written whole or updated incrementally (`_dataset`). Errors are `ExportE
 from __future__ import annotations
 
 import contextlib
-import functools
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -18,6 +17,7 @@ from typing import Any
 
 from .._parallel import default_jobs
 from ..errors import ExportError
+from ..reader import DEFAULT_MAX_LINE_BYTES
 from ..store import Rollout, RolloutSource, rollouts_from
 from . import _atomic
 from ._dataset import check_partition_by, update_dataset, write_dataset_dir
@@ -43,6 +43,7 @@ def export(
     partition_by: Sequence[str] = (),
     incremental: bool = False,
     row_group_size: int = DEFAULT_ROW_GROUP_SIZE,
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
     jobs: int | None = None,
     format_options: Mapping[str, Any] | None = None,
 ) -> ExportResult:
@@ -55,9 +56,10 @@ def export(
     trajectory. With `partition_by` (columns) or `incremental`, `out` is a hive-partitioned
     Parquet dataset directory (`arrow.open_export_dataset` reads it); `incremental` exports
     only the rollouts new or changed since the last export to it (`up_to_date` in the
-    result when there were none). `jobs` processes read the rollouts (all cores by
-    default); the output is the same bytes whatever their number. Nothing half-written is
-    ever visible at `out`. `format_options` are the format's own (`atif`: `session_id`,
+    result when there were none). A capture line longer than `max_line_bytes` is counted
+    as damaged (`damaged` in the result) without being held in memory, as every reader
+    does. `jobs` processes read the rollouts (all cores by default); the output is the
+    same bytes whatever their number. Nothing half-written is ever visible at `out`. `format_options` are the format's own (`atif`: `session_id`,
     `agent_name`, `agent_version`; `otlp`: `endpoint`, `headers`, `content`, `since`; an
     `otlp` export has no `out`). Raises `ExportError` for options that do not go
     together, a target it may not replace, or a write that failed.
@@ -67,20 +69,25 @@ def export(
     suffix = Path(out).suffix if out is not None else ""
     fmt = format or ("jsonl" if suffix in (".jsonl", ".json") and not dataset else "parquet")
     _check_options(fmt, dataset=dataset, tokens=tokens, payloads=payloads)
+    # What the user named (the captures, where to write) is checked before the format's
+    # needs (an optional dependency): a missing directory is the first thing to fix.
+    rollouts = list(rollouts_from(source))
+    if out is not None and fmt != "otlp":
+        _check_target(Path(out), dataset, "directory" if fmt == "atif" else "file")
     options = ExportOptions(
         fmt,
         payloads=payloads,
         tokens=tokens,
         row_group_size=row_group_size,
+        max_line_bytes=max_line_bytes,
         format_options=dict(format_options or {}),
     )
     sink = SINKS[fmt](options)
-    rollouts_of = functools.partial(rollouts_from, source)
     jobs = jobs or default_jobs()
     result = ExportResult(unit=sink.unit, format=fmt, output=sink.output)
     if sink.output == "endpoint":
         result.destination = sink_destination(sink)
-        sink.write(run_parts(sink, list(rollouts_of()), jobs, result), None)
+        sink.write(run_parts(sink, rollouts, jobs, result), None)
         return result
     if out is None:
         if sink.output == "file":
@@ -91,7 +98,6 @@ def export(
     _check_target(target, dataset, sink.output)
     if dataset:
         check_partition_by(columns, payloads)
-    rollouts = list(rollouts_of())
     _atomic.clean_stale(target)
     if sink.output == "directory" and (target.exists() or target.is_symlink()):
         raise ExportError(f"{target}: exists ({fmt} export writes a new directory)")
@@ -99,19 +105,33 @@ def export(
         if sink.output == "directory":
             _write_directory(sink, rollouts, target, jobs, result)
         elif dataset:
-            write = update_dataset if incremental else write_dataset_dir
-            write(
-                rollouts,
-                target,
-                payloads=payloads,
-                partition_by=columns,
-                row_group_size=row_group_size,
-                jobs=jobs,
-                result=result,
-            )
+            _write_dataset(options, rollouts, target, columns, incremental, jobs, result)
         else:
             _write_file(sink, rollouts, target, jobs, result)
     return result
+
+
+def _write_dataset(
+    options: ExportOptions,
+    rollouts: Sequence[Rollout],
+    target: Path,
+    columns: list[str],
+    incremental: bool,
+    jobs: int,
+    result: ExportResult,
+) -> None:
+    """A hive-partitioned Parquet dataset at `target`: written whole, or updated."""
+    write = update_dataset if incremental else write_dataset_dir
+    write(
+        rollouts,
+        target,
+        payloads=options.payloads,
+        partition_by=columns,
+        row_group_size=options.row_group_size,
+        max_line_bytes=options.max_line_bytes,
+        jobs=jobs,
+        result=result,
+    )
 
 
 def _check_options(fmt: str, *, dataset: bool, tokens: bool, payloads: bool) -> None:
