@@ -11,7 +11,7 @@ from rich.console import Group, RenderableType
 from rich.panel import Panel
 from rich.text import Text
 
-from ..viewer import CallView, Conversation, PartView, TurnView
+from ..viewer import CallView, Conversation, PartView, SetupView, ToolView, TurnView
 from ._common import fmt_int, fmt_ms, literal, safe_text
 
 __all__ = ["conversation_renderables"]
@@ -24,6 +24,7 @@ _ROLE_STYLES = {
     "tool": "green",
 }
 _REASONING_CHARS = 100  # reasoning is shown collapsed: its start, on one line
+_SCHEMA_CHARS = 300  # of a tool's schema: its start, on one line (--payloads has it whole)
 
 
 def _cut(part: PartView) -> Text | None:
@@ -121,8 +122,39 @@ def _error(call: CallView) -> list[RenderableType]:
     return [head, facts] if facts.plain else [head]
 
 
+def _tool(tool: ToolView) -> list[RenderableType]:
+    head = Text("tool ", style="bold blue")
+    head.append_text(literal(tool.name or tool.kind))
+    if tool.name and tool.kind != "function":
+        head.append_text(Text(safe_text(f"  ({tool.kind})"), style="dim"))
+    out: list[RenderableType] = [head]
+    if tool.description:
+        out.append(literal(tool.description, multiline=True))
+    if tool.parameters:
+        flat = " ".join(tool.parameters.split())
+        more = "…" if len(flat) > _SCHEMA_CHARS or tool.cut else ""
+        out.append(Text(literal(flat[:_SCHEMA_CHARS] + more).plain, style="dim"))
+    return out
+
+
+def _setup(setup: SetupView, note: str | None) -> Panel:
+    """The system prompt and the tools, once (and again where a call changes them)."""
+    body: list[RenderableType] = [_turn(t) for t in setup.system]
+    for tool in setup.tools:
+        body += _tool(tool)
+    if setup.tools_left_out:
+        body.append(Text(f"{setup.tools_left_out:,} more tools not shown", style="yellow"))
+    if not body:
+        body.append(Text("no system prompt, no tools", style="dim"))
+    title = "setup: system prompt and tools" + (f" ({note})" if note else "")
+    return Panel(Group(*body), title=title, title_align="left", border_style="magenta")
+
+
 def _call(call: CallView) -> list[RenderableType]:
-    out: list[RenderableType] = [_turn(t) for t in call.input]
+    out: list[RenderableType] = []
+    if call.setup is not None:
+        out.append(_setup(call.setup, call.setup_note))
+    out += [_turn(t) for t in call.input]
     if call.input_note:
         out.append(Text(call.input_note, style="dim italic"))
     body: list[RenderableType] = [_figures(call)]
@@ -156,6 +188,8 @@ def conversation_renderables(conversation: Conversation) -> list[RenderableType]
         out.append(
             Text("gap: model_call_capture_incomplete (a capture of this rollout failed)", "yellow")
         )
+    if conversation.setup is not None:
+        out.append(_setup(conversation.setup, None))
     for item in conversation.items:
         if isinstance(item, CallView):
             out += _call(item)

@@ -34,15 +34,18 @@ __all__ = [
     "StreamResult",
     "StreamState",
     "Terminal",
+    "Tool",
     "Turn",
     "content_parts",
     "decode_view",
     "escaped_ascii",
+    "flat_tool",
     "request_model",
     "stated_error",
     "text_of",
     "token_count",
     "tool_arguments",
+    "tools_of",
 ]
 
 Terminal = Literal["complete", "incomplete", "failed", "error"]
@@ -201,6 +204,45 @@ class Turn:
     parts: list[Part] = field(default_factory=list)
 
 
+@dataclass(slots=True)
+class Tool:
+    """One tool a request offers the model, in a form every dialect shares (for people to read)."""
+
+    name: str | None
+    kind: str = "function"
+    """`function`, or the tool's type as sent (`custom`, `web_search`, ...)."""
+    description: str = ""
+    parameters: str | None = None
+    """Its input schema as JSON text (as sent, not parsed); for a tool without one (a
+    built-in), what else the definition holds."""
+
+
+def tools_of(value: object, definition: Callable[[dict[str, Any]], Tool]) -> list[Tool]:
+    """The tools of a request's tool list (`definition` reads one); [] when it is not a list."""
+    if not isinstance(value, list):
+        return []
+    return [
+        definition(t) if isinstance(t, dict) else Tool(None, kind="?", parameters=text_of(t))
+        for t in value
+    ]
+
+
+def flat_tool(item: dict[str, Any], schema_keys: tuple[str, ...]) -> Tool:
+    """A tool defined by the members of one object: `type`, `name`, `description`, and its
+    schema under the first of `schema_keys` present; a tool without one (a built-in) shows
+    its other members instead."""
+    schema = next((item[k] for k in schema_keys if k in item), None)
+    if schema is None:
+        rest = {k: v for k, v in item.items() if k not in ("type", "name", "description")}
+        schema = rest or None
+    return Tool(
+        text_of(item.get("name")) or None,
+        kind=text_of(item.get("type")) or "function",
+        description=text_of(item.get("description")),
+        parameters=None if schema is None else text_of(schema),
+    )
+
+
 class DialectModule(Protocol):
     """The names every dialect package (`dialects/<name>/__init__.py`) exports."""
 
@@ -224,6 +266,9 @@ class DialectModule(Protocol):
 
     def response_turns(self, response: Any) -> list[Turn]:
         """The assistant turns of a decoded response (one per choice); never raises."""
+
+    def request_tools(self, request: Any) -> list[Tool]:
+        """The tools a decoded request offers the model, in order; never raises."""
 
     def may_end(self, chunk: bytes) -> bool:
         """False only when SSE text holding `chunk` cannot complete the terminal event.

@@ -10,7 +10,6 @@ dataset written whole or updated incrementally (`_dataset`). Errors are `ExportE
 from __future__ import annotations
 
 import contextlib
-import functools
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -18,6 +17,7 @@ from typing import Any
 
 from .._parallel import default_jobs
 from ..errors import ExportError
+from ..reader import DEFAULT_MAX_LINE_BYTES
 from ..store import CaptureStore, Rollout, RolloutSource, rollouts_from
 from . import _atomic
 from ._dataset import check_partition_by, update_dataset, write_dataset_dir
@@ -44,6 +44,7 @@ def export(
     partition_by: Sequence[str] = (),
     incremental: bool = False,
     row_group_size: int = DEFAULT_ROW_GROUP_SIZE,
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
     jobs: int | None = None,
     format_options: Mapping[str, Any] | None = None,
     state: str | os.PathLike[str] | None = None,
@@ -56,7 +57,8 @@ def export(
     response and raw text too), or with `tokens` one per token trajectory. With
     `partition_by` or `incremental`, `out` is a hive-partitioned Parquet dataset directory
     (`arrow.open_export_dataset`) and `incremental` exports only the rollouts new or changed
-    since the last export to it (`up_to_date` when none were). An endpoint format (`otlp`,
+    since the last export to it (`up_to_date` when none were). A capture line longer than
+    `max_line_bytes` is counted as damaged without being held in memory. An endpoint format (`otlp`,
     no `out`) with `incremental` sends only the calls not sent before to that endpoint, as
     the state file `state` records (`send_new`). `jobs` processes read the rollouts (all
     cores by default); the output is the same whatever their number, and nothing
@@ -72,14 +74,19 @@ def export(
     # An endpoint format keeps its incremental state apart; a row format, in its dataset.
     dataset = bool(columns) or (incremental and fmt in _ROW_FORMATS)
     _check_options(fmt, dataset=dataset, tokens=tokens, payloads=payloads)
-    options = ExportOptions(fmt, payloads, tokens, row_group_size, dict(format_options or {}))
+    # What the user named (the captures, where to write) is checked before the format's
+    # needs (an optional dependency): a missing directory is the first thing to fix.
+    rollouts = list(rollouts_from(source))
+    if out is not None and fmt != "otlp":
+        _check_target(Path(out), dataset, "directory" if fmt == "atif" else "file")
+    given = dict(format_options or {})
+    options = ExportOptions(fmt, payloads, tokens, row_group_size, max_line_bytes, given)
     sink = SINKS[fmt](options)
-    rollouts_of = functools.partial(rollouts_from, source)
     jobs = jobs or default_jobs()
     result = ExportResult(unit=sink.unit, format=fmt, output=sink.output)
     _check_state(sink.output, fmt, incremental, state)
     if sink.output == "endpoint":
-        _send(sink, fmt, source, incremental, state, jobs, result)
+        _send(sink, fmt, source, rollouts, incremental, state, jobs, result)
         return result
     if out is None:
         if sink.output == "file":
@@ -90,7 +97,6 @@ def export(
     _check_target(target, dataset, sink.output)
     if dataset:
         check_partition_by(columns, payloads)
-    rollouts = list(rollouts_of())
     _atomic.clean_stale(target)
     if sink.output == "directory" and (target.exists() or target.is_symlink()):
         raise ExportError(f"{target}: exists ({fmt} export writes a new directory)")
@@ -98,25 +104,40 @@ def export(
         if sink.output == "directory":
             _write_directory(sink, rollouts, target, jobs, result)
         elif dataset:
-            write = update_dataset if incremental else write_dataset_dir
-            write(
-                rollouts,
-                target,
-                payloads=payloads,
-                partition_by=columns,
-                row_group_size=row_group_size,
-                jobs=jobs,
-                result=result,
-            )
+            _write_dataset(options, rollouts, target, columns, incremental, jobs, result)
         else:
             _write_file(sink, rollouts, target, jobs, result)
     return result
+
+
+def _write_dataset(
+    options: ExportOptions,
+    rollouts: Sequence[Rollout],
+    target: Path,
+    columns: list[str],
+    incremental: bool,
+    jobs: int,
+    result: ExportResult,
+) -> None:
+    """A hive-partitioned Parquet dataset at `target`: written whole, or updated."""
+    write = update_dataset if incremental else write_dataset_dir
+    write(
+        rollouts,
+        target,
+        payloads=options.payloads,
+        partition_by=columns,
+        row_group_size=options.row_group_size,
+        max_line_bytes=options.max_line_bytes,
+        jobs=jobs,
+        result=result,
+    )
 
 
 def _send(
     sink: Sink,
     fmt: str,
     source: RolloutSource,
+    rollouts: list[Rollout],
     incremental: bool,
     state: str | os.PathLike[str] | None,
     jobs: int,
@@ -124,7 +145,6 @@ def _send(
 ) -> None:
     """An endpoint sink's export: every call, or with `incremental` the calls not sent before."""
     result.destination = sink_destination(sink)
-    rollouts = list(rollouts_from(source))
     if incremental:
         send_new(sink, rollouts, _sent_state(sink, fmt, source, state, rollouts), jobs, result)
     else:

@@ -20,6 +20,7 @@ from typing import Any
 from ..errors import ExportError, OtlpExportError
 from ..genai import GenAISpan, record_span
 from ..otlp import SpanSender, redacted_content, traces_url
+from ..reader import DEFAULT_MAX_LINE_BYTES
 from ..store import Rollout
 from ._sent import UnsentRecords, shown_endpoint
 from ._sink import ExportOptions, Output, Part, Sink, one_group_each
@@ -40,6 +41,8 @@ class OtlpSink:
     """Add the (redacted) messages and tool definitions."""
     since: float | None = None
     """Only calls started at or after this (Unix seconds)."""
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
+    """A longer capture line is counted as damaged, never held."""
     unit: str = "spans"
     preload: tuple[str, ...] = ()
     private: bool = False
@@ -65,7 +68,7 @@ class OtlpSink:
         (rollout,) = rollouts
         spans: list[GenAISpan] = []
         untimed = 0
-        stream = UnsentRecords(rollout)
+        stream = UnsentRecords(rollout, max_line_bytes=self.max_line_bytes)
         for record in stream:
             started = record.started_at
             if self.since is not None and (started is None or started < self.since):
@@ -109,6 +112,7 @@ def otlp_sink(options: ExportOptions) -> Sink:
             headers=given.get("headers") or None,
             content=bool(given.get("content")),
             since=_since(given.get("since")),
+            max_line_bytes=options.max_line_bytes,
         )
     except OtlpExportError as exc:
         raise ExportError(str(exc)) from None

@@ -43,6 +43,7 @@ import msgspec
 from .. import _codec
 from ..contracts import ModelCallRecord
 from ..errors import ExportError
+from ..reader import DEFAULT_MAX_LINE_BYTES
 from ..records import RecordStream, iter_rollout_records
 from ..store import Rollout
 from . import _atomic
@@ -163,9 +164,9 @@ class UnsentRecords:
     A record the sink leaves out (`--since`) counts as looked at: it is not offered again.
     """
 
-    def __init__(self, rollout: Rollout) -> None:
+    def __init__(self, rollout: Rollout, *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> None:
         self.rollout = rollout
-        self._stream: RecordStream = iter_rollout_records(rollout)
+        self._stream: RecordStream = iter_rollout_records(rollout, max_line_bytes=max_line_bytes)
         self._looked: dict[str, int] = {}
         self._marks: list[FileMark] = []
 

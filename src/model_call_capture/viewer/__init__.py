@@ -4,7 +4,8 @@
 - `_entries`: the calls and damaged lines of one file, in file order, read on from where
   an earlier read stopped (over the one line reader, `reader.py`, through the store).
 - `_index`: the rollouts table, one small summary per rollout, updated incrementally.
-- `_conversation`: records into turns (the one place; both views use it).
+- `_conversation`: records into turns (the one place; both views use it), and each
+  call's setup (system prompt, tools); `_continued` the completion prompt that goes on.
 - `_app`: the Starlette app (pages, static files, JSON endpoints, security headers);
   `static/` holds the pages, their script and style (shipped in the wheel, nothing
   fetched from elsewhere).
@@ -18,6 +19,8 @@ from ._conversation import (
     Conversation,
     Limits,
     PartView,
+    SetupView,
+    ToolView,
     TurnView,
     build_conversation,
     pretty_json,
@@ -38,6 +41,8 @@ __all__ = [
     "Query",
     "RolloutIndex",
     "RolloutSummary",
+    "SetupView",
+    "ToolView",
     "TurnView",
     "build_conversation",
     "create_app",

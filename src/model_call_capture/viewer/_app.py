@@ -196,6 +196,14 @@ class _Viewer:
         summary = self._summary(request)
         return _error("no such rollout", 404) if summary is None else _Json(summary)
 
+    def neighbours(self, request: Request) -> Response:
+        """The rollouts before and after this one in natural order, for previous/next."""
+        summary = self._summary(request)
+        if summary is None:
+            return _error("no such rollout", 404)
+        previous, following = self.index.neighbours(summary.rollout_id)
+        return _Json({"previous": previous, "next": following})
+
     def call(self, request: Request) -> Response:
         summary = self._summary(request)
         if summary is None:
@@ -252,6 +260,7 @@ def create_app(
             Route("/api/rollouts/{rollout_id}", viewer.rollout, methods=["GET"]),
             Route("/api/rollouts/{rollout_id}/summary", viewer.summary, methods=["GET"]),
             Route("/api/rollouts/{rollout_id}/calls/{index:int}", viewer.call, methods=["GET"]),
+            Route("/api/rollouts/{rollout_id}/neighbours", viewer.neighbours, methods=["GET"]),
         ],
         middleware=[
             Middleware(_SecurityHeaders),

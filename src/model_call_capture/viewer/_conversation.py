@@ -6,10 +6,14 @@ So a call shows the turns of its request that the previous call had not already 
 continue that history (a retry with another prompt, a second conversation) is shown
 from where it parts from it, with a note. A request of one part (a completion prompt,
 text or token ids) that is the last call's prompt and answer plus more is shown from
-where it goes on (`_Continued`). The dialects say what a request and a response
+where it goes on (`_continued.Continued`). The dialects say what a request and a response
 hold (`DialectModule.request_turns` / `response_turns`); this module only diffs and caps.
 
 Both views read this: the web page (as JSON, `/api/rollouts/<id>`) and `mcc show`.
+A call's system prompt (its request's leading `system` / `developer` turns) and the tools
+it offers are its setup (`SetupView`): shown once, for the first call, and again on each
+call whose setup differs from the call before; not among the call's input turns.
+
 What a page holds is capped (`Limits`): a huge rollout or a huge turn is cut, with a
 note saying how much was left out, so memory stays bounded by the caps and one call.
 """
@@ -25,8 +29,9 @@ import msgspec
 from .. import _codec
 from ..contracts import ModelCallRecord, ObservationGap
 from ..dialects import DIALECTS
-from ..dialects.base import Part, StatedError, Turn, stated_error, text_of
+from ..dialects.base import Part, StatedError, Tool, Turn, stated_error
 from ..reassembly import StreamReassembler
+from ._continued import Continued
 from ._entries import Call, DamagedLine
 
 __all__ = [
@@ -34,6 +39,8 @@ __all__ = [
     "Conversation",
     "Limits",
     "PartView",
+    "SetupView",
+    "ToolView",
     "TurnView",
     "build_conversation",
     "pretty_json",
@@ -54,6 +61,8 @@ class Limits:
     """Characters of a part shown once the page's total is spent."""
     parts: int = 50_000
     """Parts (texts, tool calls, results, ...) shown over the whole page; later ones are counted."""
+    tools: int = 200
+    """Tool definitions shown of one request; the others are counted."""
 
 
 class PartView(msgspec.Struct, kw_only=True, omit_defaults=True):
@@ -77,6 +86,29 @@ class TurnView(msgspec.Struct, kw_only=True):
 
     role: str
     parts: list[PartView]
+
+
+class ToolView(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """One tool a request offers (`dialects.base.Tool`, capped)."""
+
+    name: str | None = None
+    kind: str = "function"
+    description: str = ""
+    parameters: str | None = None
+    """Its input schema, indented when it is JSON."""
+    cut: int = 0
+    """Characters left out of `description` / `parameters` by the page's caps."""
+
+
+class SetupView(msgspec.Struct, kw_only=True):
+    """What a request sets up before the conversation: its system prompt and its tools."""
+
+    system: list[TurnView]
+    """The request's leading `system` / `developer` turns (Responses' `instructions`,
+    Messages' `system`)."""
+    tools: list[ToolView]
+    tools_left_out: int = 0
+    """Tools not shown (`Limits.tools`)."""
 
 
 class CallView(msgspec.Struct, kw_only=True, tag="call", tag_field="kind"):
@@ -114,6 +146,11 @@ class CallView(msgspec.Struct, kw_only=True, tag="call", tag_field="kind"):
     error: StatedError | None = None
     """The error the call got, as its API stated it (the reply's or the stream's error
     object; a body that is not JSON is its message). The HTTP status is `status_code`."""
+    setup: SetupView | None = None
+    """This call's setup, when it differs from the call before's (the first call's is the
+    conversation's `setup`)."""
+    setup_note: str | None = None
+    """What changed: `the system prompt`, `the tools`, or both."""
 
 
 class Conversation(msgspec.Struct, kw_only=True):
@@ -128,6 +165,8 @@ class Conversation(msgspec.Struct, kw_only=True):
     """The rollout is marked incomplete: a capture of it failed."""
     notes: list[str]
     """What the page left out, and why."""
+    setup: SetupView | None = None
+    """The first call's system prompt and tools; None when it has neither."""
 
 
 def pretty_json(text: str) -> str:
@@ -177,6 +216,26 @@ def _call_error(record: ModelCallRecord, stream: bool | None) -> StatedError | N
     return stated_error(result.error, event=True) or stated_error(result.response)
 
 
+def _tools(record: ModelCallRecord) -> list[Tool]:
+    module = DIALECTS.get(record.dialect) if record.dialect is not None else None
+    if module is None:
+        return []
+    try:
+        return module.request_tools(record.request)
+    except Exception:  # a bug in a dialect must not hide the rest of the rollout
+        return [Tool(None, kind="?", description="(these tools could not be read)")]
+
+
+def _setup_turns(request: list[Turn]) -> int:
+    """How many of the request's first turns are its system prompt."""
+    count = 0
+    for turn in request:
+        if turn.role not in ("system", "developer"):
+            break
+        count += 1
+    return count
+
+
 def _turns(record: ModelCallRecord) -> tuple[list[Turn], list[Turn]]:
     module = DIALECTS.get(record.dialect) if record.dialect is not None else None
     if module is None:
@@ -192,83 +251,20 @@ def _turns(record: ModelCallRecord) -> tuple[list[Turn], list[Turn]]:
     return request, response
 
 
-def _only_part(turns: list[Turn]) -> Part | None:
-    """The one part of a request or response of one turn with one part, else None."""
-    return turns[0].parts[0] if len(turns) == 1 and len(turns[0].parts) == 1 else None
-
-
-def _ids(part: Part) -> list[int] | None:
-    """The token ids a `token_ids` part spells (a JSON list), else None."""
-    if part.name != "token_ids":
-        return None
-    try:
-        ids = _codec.decode(part.text)
-    except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
-        return None
-    return ids if isinstance(ids, list) and all(type(i) is int for i in ids) else None
-
-
-class _Continued:
-    """What the next prompt starts with when it continues this call, as a completion prompt
-    (text or token ids) of a multi-turn rollout does: this prompt, then its answer. Such a
-    prompt is shown from where it goes on, instead of as a history that does not continue."""
-
-    __slots__ = ("ids", "text")
-
-    def __init__(self) -> None:
-        self.text: str | None = None
-        self.ids: list[int] | None = None
-
-    def cut(self, request: list[Turn]) -> tuple[list[Turn], str] | None:
-        """The request shown from where it continues the last call, and a note; else None."""
-        part = _only_part(request)
-        if part is None:
-            return None
-        role = request[0].role
-        ids = _ids(part)
-        if ids is not None and self.ids and len(ids) > len(self.ids):
-            if ids[: len(self.ids)] == self.ids:
-                rest = Part(part.kind, text_of(ids[len(self.ids) :]), name=part.name)
-                note = f"the prompt above and its answer, then {len(ids) - len(self.ids)} new token ids"
-                return [Turn(role, [rest])], note
-        text = self.text
-        if (
-            part.kind == "text"
-            and text
-            and len(part.text) > len(text)
-            and part.text.startswith(text)
-        ):
-            rest = Part("text", part.text[len(text) :], name=part.name)
-            return [Turn(role, [rest])], "the prompt above and its answer, then this"
-        return None
-
-    def remember(
-        self, request: list[Turn], response: list[Turn], generated: list[int] | None
-    ) -> None:
-        """Keep what the next prompt would start with (nothing unless one part each way)."""
-        part, answer = _only_part(request), _only_part(response)
-        self.text = self.ids = None
-        if part is None:
-            return
-        if part.kind == "text" and (answer is None or answer.kind == "text"):
-            self.text = part.text + (answer.text if answer is not None else "")
-        ids = _ids(part)
-        if ids is not None and generated is not None:
-            self.ids = ids + generated
-
-
 class _Builder:
     """Accumulates the page: the shown history's keys, tool names, the character budget."""
 
     def __init__(self, limits: Limits) -> None:
         self.limits = limits
-        self.continued = _Continued()
+        self.continued = Continued()
         self.history: list[int] = []
         self.budget = limits.total_chars
         self.tool_names: dict[str, str] = {}
         self.cut_parts = 0
         self.parts_left = limits.parts
         self.dropped_parts = 0
+        self.first_setup: SetupView | None = None
+        self.setup_keys: tuple[int, int] | None = None  # the last call's system prompt, tools
 
     def _cap(self, text: str) -> tuple[str, int]:
         limit = self.limits.part_chars if self.budget > 0 else self.limits.cut_part_chars
@@ -312,9 +308,47 @@ class _Builder:
                 shown.append(TurnView(role=turn.role, parts=parts))
         return shown
 
+    def tool(self, tool: Tool) -> ToolView:
+        description, cut = self._cap(tool.description)
+        parameters = None
+        if tool.parameters is not None:
+            parameters, more = self._cap(pretty_json(tool.parameters))
+            cut += more
+        name, kind = (t[: self.limits.cut_part_chars] for t in (tool.name or "", tool.kind))
+        return ToolView(
+            name=name or None, kind=kind, description=description, parameters=parameters, cut=cut
+        )
+
+    def setup(self, system: list[Turn], tools: list[Tool]) -> tuple[SetupView | None, str | None]:
+        """The call's setup when it differs from the last call's (or is the first), and what changed."""
+        keys = (
+            hash(tuple(_key(t) for t in system)),
+            hash(tuple((t.name, t.kind, t.description, t.parameters) for t in tools)),
+        )
+        last, self.setup_keys = self.setup_keys, keys
+        if last == keys or (last is None and not system and not tools):
+            return None, None
+        shown = self.limits.tools
+        view = SetupView(
+            system=self.turns(system),
+            tools=[self.tool(t) for t in tools[:shown]],
+            tools_left_out=max(len(tools) - shown, 0),
+        )
+        if last is None:
+            self.first_setup = view
+            return None, None
+        changed = [
+            w
+            for w, a, b in zip(("the system prompt", "the tools"), last, keys, strict=True)
+            if a != b
+        ]
+        return view, " and ".join(changed) + " changed"
+
     def call(self, call: Call) -> CallView:
         record = call.record
         request, response = _turns(record)
+        system = _setup_turns(request)
+        setup, setup_note = self.setup(request[:system], _tools(record))
         keys = [_key(t) for t in request]
         shared = 0
         for mine, seen in zip(keys, self.history, strict=False):
@@ -331,7 +365,7 @@ class _Builder:
         elif self.history and shared == len(keys):
             which = "the first turn" if shared == 1 else f"the first {shared} turns"
             note = f"no new input: this request sends {which} above again"
-        new = request[shared:]
+        new = request[max(shared, system) :]
         if shared == 0 and self.history and (cut := self.continued.cut(request)) is not None:
             new, note = cut
         self.continued.remember(request, response, record.generation_token_ids)
@@ -361,6 +395,8 @@ class _Builder:
             input_note=note,
             output=self.turns(response),
             error=_call_error(record, call.stream),
+            setup=setup,
+            setup_note=setup_note,
         )
 
 
@@ -403,4 +439,5 @@ def build_conversation(
         damaged=damaged,
         incomplete=incomplete,
         notes=notes,
+        setup=builder.first_setup,
     )

@@ -178,6 +178,7 @@ class RolloutIndex:
         """How long the last listing of the directory took."""
         self._stop = threading.Event()
         self._list = store.listing
+        self._order: tuple[tuple[str, ...], list[str]] = ((), [])  # listed ids, sorted
 
     # -- listing -----------------------------------------------------------------------
 
@@ -334,6 +335,31 @@ class RolloutIndex:
         with self._lock:
             entry = self._files.get(rollout_id)
             return None if entry is None else _copy(entry.summary)
+
+    def ordered(self) -> list[str]:
+        """The ids of every rollout listed, in natural order (`rollout_order`); sorted again
+        only when the listing changed."""
+        self.refresh()
+        with self._lock:
+            listed = tuple(self._files)
+            if listed != self._order[0]:
+                self._order = (listed, sorted(listed, key=rollout_order))
+            return self._order[1]
+
+    def neighbours(self, rollout_id: str) -> tuple[str | None, str | None]:
+        """The rollouts before and after `rollout_id` in natural order (None at the ends)."""
+        order = self.ordered()
+        try:
+            at = order.index(rollout_id)
+        except ValueError:
+            return None, None
+        return (order[at - 1] if at else None), (order[at + 1] if at + 1 < len(order) else None)
+
+    def rollout(self, rollout_id: str) -> Rollout | None:
+        """The files of a listed rollout, as last listed; None when it is not listed."""
+        with self._lock:
+            entry = self._files.get(rollout_id)
+            return None if entry is None else entry.rollout
 
 
 def _copy(summary: RolloutSummary) -> RolloutSummary:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from ._derive import derive
 from ._stream import END_MARKER_LEN, StreamState, may_end, new_stream_state
-from ._turns import request_turns, response_turns
+from ._turns import request_tools, request_turns, response_turns
 from ._wire import (
     EVENT_NAMES,
     ChatCompletionChunk,
@@ -70,6 +70,7 @@ __all__ = [
     "derive",
     "may_end",
     "new_stream_state",
+    "request_tools",
     "request_turns",
     "response_turns",
 ]

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..base import Part, Turn, content_parts, text_of
+from ..base import Part, Tool, Turn, content_parts, flat_tool, text_of, tools_of
 
-__all__ = ["request_turns", "response_turns"]
+__all__ = ["request_tools", "request_turns", "response_turns"]
 
 
 _TEXT_KINDS = ("text", None)
@@ -104,3 +104,21 @@ def response_turns(response: Any) -> list[Turn]:
             turn.role = "assistant" if turn.role == "?" else turn.role
             turns.append(turn)
     return turns
+
+
+def _tool(item: dict[str, Any]) -> Tool:
+    """`{"type": "function", "function": {...}}` (or `custom`), or a legacy `functions` entry."""
+    kind = text_of(item.get("type")) or "function"
+    inner = item.get(kind)
+    if not isinstance(inner, dict):
+        return flat_tool(item, ("parameters",))
+    tool = flat_tool(inner, ("parameters", "format"))
+    tool.kind = kind
+    return tool
+
+
+def request_tools(request: Any) -> list[Tool]:
+    """The request's `tools`, then its legacy `functions`."""
+    if not isinstance(request, dict):
+        return []
+    return tools_of(request.get("tools"), _tool) + tools_of(request.get("functions"), _tool)

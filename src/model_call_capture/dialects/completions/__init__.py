@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from ._derive import derive
 from ._stream import END_MARKER_LEN, MAX_ENTRIES, StreamState, may_end, new_stream_state
-from ._turns import request_turns, response_turns
+from ._turns import request_tools, request_turns, response_turns
 from ._wire import (
     EVENT_NAMES,
     Choice,
@@ -56,6 +56,7 @@ __all__ = [
     "derive",
     "may_end",
     "new_stream_state",
+    "request_tools",
     "request_turns",
     "response_turns",
 ]

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..base import Part, Turn, text_of
+from ..base import Part, Tool, Turn, text_of
 
-__all__ = ["request_turns", "response_turns"]
+__all__ = ["request_tools", "request_turns", "response_turns"]
 
 ROLE = "prompt"
 """The role of a prompt's turn: a completion prompt is raw text, not a user message."""
@@ -58,3 +58,8 @@ def response_turns(response: Any) -> list[Turn]:
             parts = [] if text is None or text == "" else [Part("text", text_of(text))]
             turns.append(Turn("assistant", parts))
     return turns
+
+
+def request_tools(request: Any) -> list[Tool]:
+    """None: a completion request offers no tools."""
+    return []

@@ -66,7 +66,7 @@ from ._state import (
     may_end,
     new_stream_state,
 )
-from ._turns import request_turns, response_turns
+from ._turns import request_tools, request_turns, response_turns
 from ._wire import (
     CacheCreation,
     Message,
@@ -136,6 +136,7 @@ __all__ = [
     "derive",
     "may_end",
     "new_stream_state",
+    "request_tools",
     "request_turns",
     "response_turns",
 ]

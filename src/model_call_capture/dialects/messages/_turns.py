@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..base import Part, Turn, text_of
+from ..base import Part, Tool, Turn, flat_tool, text_of, tools_of
 
-__all__ = ["request_turns", "response_turns"]
+__all__ = ["request_tools", "request_turns", "response_turns"]
 
 _ATTACHMENTS = ("image", "document", "file", "container_upload")
 
@@ -104,3 +104,12 @@ def response_turns(response: Any) -> list[Turn]:
     if not isinstance(response, dict) or not isinstance(response.get("content"), list):
         return []
     return [Turn("assistant", [_block(b) for b in response["content"]])]
+
+
+def _tool(item: dict[str, Any]) -> Tool:
+    return flat_tool(item, ("input_schema",))
+
+
+def request_tools(request: Any) -> list[Tool]:
+    """The request's `tools`: client tools (`input_schema`) and server tools (`web_search_...`)."""
+    return tools_of(request.get("tools"), _tool) if isinstance(request, dict) else []

@@ -84,7 +84,7 @@ from ._tool_events import (
     ResponseWebSearchCallInProgressEvent,
     ResponseWebSearchCallSearchingEvent,
 )
-from ._turns import request_turns, response_turns
+from ._turns import request_tools, request_turns, response_turns
 from ._wire import (
     IncompleteDetails,
     InputTokensDetails,
@@ -178,6 +178,7 @@ __all__ = [
     "derive",
     "may_end",
     "new_stream_state",
+    "request_tools",
     "request_turns",
     "response_turns",
 ]

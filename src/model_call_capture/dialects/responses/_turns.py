@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..base import Part, Turn, content_parts, text_of
+from ..base import Part, Tool, Turn, content_parts, flat_tool, text_of, tools_of
 
-__all__ = ["request_turns", "response_turns"]
+__all__ = ["request_tools", "request_turns", "response_turns"]
 
 _ATTACHMENTS = ("input_image", "input_file", "input_audio")
 
@@ -110,3 +110,12 @@ def response_turns(response: Any) -> list[Turn]:
     if not isinstance(output, list):
         return []
     return _turns(output)
+
+
+def _tool(item: dict[str, Any]) -> Tool:
+    return flat_tool(item, ("parameters", "format"))
+
+
+def request_tools(request: Any) -> list[Tool]:
+    """The request's `tools`: functions, custom tools and built-ins (`web_search`, ...)."""
+    return tools_of(request.get("tools"), _tool) if isinstance(request, dict) else []

@@ -66,6 +66,44 @@
     ]);
   }
 
+  // The system prompt and the tools: shown once, and again where a call changes them.
+  // A long system prompt, and every tool's schema, start collapsed.
+  const LONG_SYSTEM = 600;
+
+  function toolDef(t) {
+    const head = [el("b", { text: t.name || t.kind }, [])];
+    if (t.name && t.kind !== "function") head.push(el("span", { cls: "muted", text: ` (${t.kind})` }, []));
+    if (t.description) head.push(el("span", { cls: "muted", text: " — " + t.description.split("\n")[0].slice(0, 160) }, []));
+    return el("details", { cls: "tool-def" }, [
+      el("summary", {}, head),
+      t.description ? el("div", { cls: "text", text: t.description }, []) : null,
+      t.parameters ? el("pre", { cls: "args", text: t.parameters }, []) : null,
+      cutNote(t.cut),
+    ]);
+  }
+
+  function setupParts(s) {
+    const chars = s.system.reduce((n, t) => n + t.parts.reduce((m, p) => m + p.text.length, 0), 0);
+    const out = [];
+    if (s.system.length) {
+      const box = el("details", { cls: "system-prompt" }, [
+        el("summary", { text: `system prompt · ${count(chars, "character")}` }, []),
+        ...s.system.map(turn),
+      ]);
+      box.open = chars <= LONG_SYSTEM;
+      out.push(box);
+    }
+    if (s.tools.length) {
+      out.push(el("div", { cls: "tools" }, [
+        el("div", { cls: "label", text: count(s.tools.length + s.tools_left_out, "tool") }, []),
+        ...s.tools.map(toolDef),
+        s.tools_left_out ? el("div", { cls: "cut", text: `… ${count(s.tools_left_out, "more tool")} not shown` }, []) : null,
+      ]));
+    }
+    if (!out.length) out.push(el("div", { cls: "muted", text: "no system prompt, no tools" }, []));
+    return out;
+  }
+
   function figure(label, value, cls) {
     return el("span", { cls: "fig " + (cls || "") }, [el("span", { cls: "label", text: label }, []), el("span", { text: value }, [])]);
   }
@@ -154,7 +192,11 @@
     card.id = "call-" + c.index;
     const input = el("div", { cls: "input" }, c.input.map(turn));
     const note = c.input_note ? el("div", { cls: "input-note", text: c.input_note }, []) : null;
-    return el("div", { cls: "step" }, [input, note, card]);
+    const setup = c.setup ? el("div", { cls: "setup setup-change", data: { call: c.index } }, [
+      el("div", { cls: "input-note", text: `call ${c.index}: ${c.setup_note}` }, []),
+      ...setupParts(c.setup),
+    ]) : null;
+    return el("div", { cls: "step" }, [setup, input, note, card]);
   }
 
   function damaged(d) {
@@ -214,6 +256,9 @@
     if (conv.damaged) notes.push(el("div", { cls: "gap", text: `${count(conv.damaged, "damaged line")} (shown where they are)` }, []));
     for (const n of conv.notes) notes.push(el("div", { cls: "note", text: n }, []));
     document.getElementById("notes").replaceChildren(...notes);
+    const setup = document.getElementById("setup");
+    setup.classList.toggle("hidden", !conv.setup);
+    setup.replaceChildren(...(conv.setup ? [el("h2", { text: "System prompt and tools" }, []), ...setupParts(conv.setup)] : []));
     const calls = conv.items.filter((i) => i.kind === "call");
     timeline(calls);
     const items = conv.items.map((i) => (i.kind === "call" ? call(i) : damaged(i)));
@@ -247,6 +292,34 @@
     }
   }
 
+  // Previous/next rollout in the table's natural order; keys k/← and j/→.
+  function setLink(id, target) {
+    const link = document.getElementById(id);
+    link.classList.toggle("disabled", !target);
+    if (target) { link.href = mcc.rolloutHref(target); link.dataset.target = target; }
+    else { link.removeAttribute("href"); delete link.dataset.target; }
+  }
+
+  async function neighbours() {
+    try {
+      const n = await json(api + "/neighbours");
+      setLink("prev-rollout", n.previous);
+      setLink("next-rollout", n.next);
+    } catch (e) {
+      live(false);
+    }
+  }
+
+  document.addEventListener("keydown", (e) => {
+    if (e.altKey || e.ctrlKey || e.metaKey || e.shiftKey) return;
+    if (e.target.closest && e.target.closest("input, textarea, select, [contenteditable]")) return;
+    const id = { j: "next-rollout", ArrowRight: "next-rollout", k: "prev-rollout", ArrowLeft: "prev-rollout" }[e.key];
+    const link = id && document.getElementById(id);
+    if (link && link.href) { e.preventDefault(); location.href = link.href; }
+  });
+
   load();
+  neighbours();
   setInterval(follow, 2000);
+  setInterval(neighbours, 10000);
 })();

@@ -1,0 +1,109 @@
+"""The rollout page in a real browser (Debian's chromium through playwright, `mcc view` as a
+subprocess): the system prompt and tools, previous/next, and search from the index page.
+The browser and the watch for captured text that runs are `test_browser`'s."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from model_call_capture.store import CaptureStore
+
+from .conftest import HOSTILE_TOOL, SCRIPT, mcc_view
+from .test_browser import Watch, _text, browser, pytestmark, watch
+from .test_rollnav import NATURAL, write_ids
+from .test_setup import PIRATE, _chat, write_setup_dir
+
+__all__ = ["browser", "pytestmark", "watch"]  # the fixtures and the timeout, used here
+
+
+def _open_all(watch: Watch, selector: str) -> None:
+    for details in watch.page.query_selector_all(selector):
+        details.evaluate("d => d.open = true")
+
+
+def test_the_system_prompt_and_tools_of_each_dialect(tmp_path: Path, watch: Watch) -> None:
+    root = write_setup_dir(tmp_path / "calls")
+    page = watch.page
+    with mcc_view(root) as url:
+        page.goto(url + "rollouts/chat")
+        page.wait_for_selector("#setup .system-prompt")
+        assert page.is_visible("#setup")
+        assert page.eval_on_selector("#setup .system-prompt", "d => d.open")  # short: open
+        assert PIRATE in _text(page, "#setup .system-prompt")  # as text, never HTML
+        tools = page.eval_on_selector_all(
+            "#setup .tool-def > summary > b", "bs => bs.map(b => b.textContent)"
+        )
+        assert tools == ["get_weather", HOSTILE_TOOL]
+        assert not page.is_visible("#setup .tool-def pre.args")  # schemas start collapsed
+        _open_all(watch, "#setup details")
+        assert '"city"' in _text(page, "#setup .tool-def pre.args")
+        assert SCRIPT in _text(page, "#setup")
+        page.hover("#setup .tool-def > summary > b")  # would fire an onmouseover, were there one
+        # Call 1 keeps them (nothing shown); call 2 changes them, noted where it does.
+        changes = page.query_selector_all("#conversation .setup-change")
+        assert len(changes) == 1 and changes[0].get_attribute("data-call") == "2"
+        change = _text(page, "#conversation .setup-change")
+        assert "call 2: the system prompt and the tools changed" in change
+        assert "Now you are a parrot." in change
+        # The system prompt is not repeated as an input turn.
+        roles = page.eval_on_selector_all(
+            "#conversation .input > .turn > .role", "rs => rs.map(r => r.textContent)"
+        )
+        assert "system" not in roles
+        for rollout_id, system, tool in (
+            ("responses", "Answer in one line.", "lookup"),
+            ("messages", "System, as blocks.", "search_docs"),
+        ):
+            page.goto(url + "rollouts/" + rollout_id)
+            page.wait_for_selector("#setup .system-prompt")
+            assert system in _text(page, "#setup .system-prompt")
+            assert tool in _text(page, "#setup .tools")
+        page.goto(url + "rollouts/completions")
+        page.wait_for_selector("article.call")
+        assert not page.is_visible("#setup")  # a prompt has no setup
+        watch.ran_nothing()  # while the server runs: a poll after it stops is refused
+
+
+def test_a_long_system_prompt_starts_collapsed(tmp_path: Path, watch: Watch) -> None:
+    long = "Rule. " * 400
+    messages = [{"role": "system", "content": long}, {"role": "user", "content": "Hi"}]
+    CaptureStore(tmp_path).append("long", _chat(messages, None, "ok", 1.7e9))
+    page = watch.page
+    with mcc_view(tmp_path) as url:
+        page.goto(url + "rollouts/long")
+        page.wait_for_selector("#setup .system-prompt")
+        assert not page.eval_on_selector("#setup .system-prompt", "d => d.open")
+        assert "2,400 characters" in _text(page, "#setup .system-prompt > summary")
+        watch.ran_nothing()
+
+
+def test_previous_and_next_follow_natural_order_by_link_and_key(
+    tmp_path: Path, watch: Watch
+) -> None:
+    page = watch.page
+    with mcc_view(write_ids(tmp_path)) as url:
+
+        def at(rollout_id: str) -> None:
+            page.wait_for_url(url + "rollouts/" + rollout_id)
+            page.wait_for_function(
+                "id => document.getElementById('rid').textContent === id", arg=rollout_id
+            )
+            page.wait_for_selector("#next-rollout[href], #prev-rollout[href]")
+
+        page.goto(url + "rollouts/1-0")
+        at("1-0")
+        assert "disabled" in (page.get_attribute("#prev-rollout", "class") or "")  # the first
+        assert page.get_attribute("#prev-rollout", "href") is None
+        page.keyboard.press("k")  # nothing before the first: stays
+        for rollout_id, key in zip(NATURAL[1:], ["j", "ArrowRight", "j", "j"], strict=True):
+            page.keyboard.press(key)
+            at(rollout_id)
+        assert page.get_attribute("#next-rollout", "href") is None  # the last
+        page.keyboard.press("j")
+        page.keyboard.press("ArrowLeft")
+        at("10-0")
+        page.click("#prev-rollout")
+        at("2-1")
+        page.click("#next-rollout")
+        at("10-0")
+        watch.ran_nothing()
