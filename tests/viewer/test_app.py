@@ -115,7 +115,7 @@ def test_pages_have_no_inline_script_or_style(client: TestClient) -> None:
     for path in ("/", "/rollouts/evil"):
         html = client.get(path).text
         assert "<script>" not in html and "style=" not in html and "<style" not in html
-        assert html.count('<script src="/static/') == 2
+        assert html.count("<script") == html.count('<script src="/static/') >= 2
 
 
 def test_it_is_read_only(client: TestClient, hostile: Path) -> None:

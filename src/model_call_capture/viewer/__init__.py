@@ -6,6 +6,7 @@
 - `_index`: the rollouts table, one small summary per rollout, updated incrementally.
 - `_conversation`: records into turns (the one place; both views use it), and each
   call's setup (system prompt, tools); `_continued` the completion prompt that goes on.
+- `_search`: full-text search of the rollouts' messages, bounded in matches and time.
 - `_app`: the Starlette app (pages, static files, JSON endpoints, security headers);
   `static/` holds the pages, their script and style (shipped in the wheel, nothing
   fetched from elsewhere).

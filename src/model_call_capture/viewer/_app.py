@@ -13,11 +13,13 @@ from __future__ import annotations
 import json
 import os
 import threading
+from collections import deque
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from importlib import resources
 from typing import Any
 
+import anyio.to_thread
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.middleware.trustedhost import TrustedHostMiddleware
@@ -34,6 +36,7 @@ from ..store import CaptureStore
 from ._conversation import Limits, build_conversation
 from ._entries import Call, Entries
 from ._index import SORT_KEYS, Query, RolloutIndex, RolloutSummary
+from ._search import QUERY_CHARS_MAX, Search, SearchResult
 
 __all__ = ["CSP", "create_app"]
 
@@ -58,6 +61,7 @@ _STATIC_TYPES = {
     ".svg": "image/svg+xml",
 }
 _RAW_CHARS = 1_000_000  # characters of one payload the raw tab shows
+_SEARCHES_MAX = 4  # searches at a time; more are refused (429) rather than queued
 
 
 def _static_files() -> dict[str, tuple[bytes, str]]:
@@ -147,6 +151,9 @@ class _Viewer:
         self.index = RolloutIndex(store)
         self.limits = limits
         self.static = _static_files()
+        self.searching = 0
+        self.searched: deque[SearchResult] = deque(maxlen=16)
+        """The last searches' results, cancelled ones too (what a test of cancelling reads)."""
 
     def _summary(self, request: Request) -> RolloutSummary | None:
         """The summary of the path's rollout: None unless its id is valid and it is here."""
@@ -203,6 +210,43 @@ class _Viewer:
             return _error("no such rollout", 404)
         previous, following = self.index.neighbours(summary.rollout_id)
         return _Json({"previous": previous, "next": following})
+
+    async def search(self, request: Request) -> Response:
+        """Full-text search over the rollouts' messages (`_search.Search`), in steps on a
+        worker thread; between steps, a client that went away cancels it."""
+        params = request.query_params
+        query = params.get("q", "")
+        if not query.strip():
+            return _error("no query: give q=TEXT", 400)
+        if len(query) > QUERY_CHARS_MAX:
+            return _error(f"the query is longer than {QUERY_CHARS_MAX} characters", 400)
+        if self.searching >= _SEARCHES_MAX:
+            return _error(f"{_SEARCHES_MAX} searches are running; try again", 429)
+        budget_ms = _codec.ascii_int(params.get("budget_ms", ""), 6) or 5000
+        limit = _codec.ascii_int(params.get("limit", ""), 4) or 100
+        self.searching += 1
+        search = None
+        try:
+            search = Search(
+                query,
+                await anyio.to_thread.run_sync(self.index.ordered),
+                self.index.rollout,
+                max_line_bytes=self.store.max_line_bytes,
+                budget_s=min(max(budget_ms, 100), 10_000) / 1000,
+                max_matches=min(max(limit, 1), 500),
+                after=params.get("after") or None,
+            )
+            while not search.done:
+                await anyio.to_thread.run_sync(search.step)
+                if not search.done and await request.is_disconnected():
+                    search.cancel()
+        finally:
+            self.searching -= 1
+            if search is not None:
+                if not search.done:  # the server is stopping
+                    search.cancel()
+                self.searched.append(search.result())
+        return _Json(search.result())
 
     def call(self, request: Request) -> Response:
         summary = self._summary(request)
@@ -261,6 +305,7 @@ def create_app(
             Route("/api/rollouts/{rollout_id}/summary", viewer.summary, methods=["GET"]),
             Route("/api/rollouts/{rollout_id}/calls/{index:int}", viewer.call, methods=["GET"]),
             Route("/api/rollouts/{rollout_id}/neighbours", viewer.neighbours, methods=["GET"]),
+            Route("/api/search", viewer.search, methods=["GET"]),
         ],
         middleware=[
             Middleware(_SecurityHeaders),
@@ -272,4 +317,5 @@ def create_app(
         lifespan=viewer.lifespan,
     )
     app.state.index = viewer.index
+    app.state.searches = viewer.searched
     return app
