@@ -616,3 +616,33 @@ def test_stats_and_show_cover_the_completions_dialect(
     assert code == 0
     assert out.count("dialect completions") == 4 and out.count("\u2500 prompt \u2500") == 4
     assert out.count("It is 18 \u00b0C with light rain in Paris") == 4
+
+
+def test_export_into_a_missing_directory_is_named_before_a_missing_pyarrow(
+    demo: tuple[Path, Any], tmp_path: Path
+) -> None:
+    demo_dir, _ = demo
+    code = "import sys; sys.modules['pyarrow'] = None; from model_call_capture.cli import main; main(sys.argv[1:])"
+    out = tmp_path / "no" / "x.parquet"
+    run = subprocess.run(
+        [sys.executable, "-c", code, "export", str(demo_dir), "--out", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert (run.returncode, run.stdout) == (1, "")
+    assert run.stderr == f"mcc: error: {tmp_path / 'no'}: no such directory\n"
+
+
+def test_export_tokens_of_calls_without_token_ids_says_why_and_how(
+    demo: tuple[Path, Any], tmp_path: Path, mcc: Run
+) -> None:
+    demo_dir, _ = demo
+    out = tmp_path / "t.jsonl"
+    code, stdout, stderr = mcc("export", str(demo_dir), "--tokens", "--out", str(out))
+    assert (code, stdout) == (0, f"wrote 0 token trajectories to {out} (jsonl)\n")
+    assert stderr == (
+        "no token trajectories: none of the 25 calls carried token ids (prompt_token_ids and"
+        " generation_token_ids). Capture them from a server that returns them, e.g. vLLM with"
+        ' "return_token_ids": true in the request (docs/formats.md, "Token trajectories")\n'
+    )

@@ -214,3 +214,85 @@ def test_atif_from_python_writes_what_the_command_writes(demo_calls: Path, tmp_p
         export(demo_calls, tmp_path / "other", format="atif", format_options={"agent": "a"})
     with pytest.raises(ExportError, match="needs --endpoint"):
         export(demo_calls, format="otlp")
+
+
+# -- what the user named is checked first; the line cap; calls without token ids ----------
+
+
+_NO_PYARROW = "import sys; sys.modules['pyarrow'] = None\n"  # its import fails, as uninstalled
+
+
+@pytest.mark.parametrize("missing", ["source", "out"])
+def test_a_missing_directory_is_named_before_a_missing_pyarrow(
+    demo_calls: Path, tmp_path: Path, missing: str
+) -> None:
+    source = tmp_path / "no-captures" if missing == "source" else demo_calls
+    out = tmp_path / "no-dir" / "calls.parquet" if missing == "out" else tmp_path / "c.parquet"
+    probe = _NO_PYARROW + (
+        "from model_call_capture.export import export\n"
+        f"try:\n    export({str(source)!r}, {str(out)!r}, jobs=1)\n"
+        "except Exception as exc:\n    print(type(exc).__name__, exc)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    named = source if missing == "source" else out.parent
+    assert str(named) in done.stdout and "pyarrow" not in done.stdout, done.stdout
+    assert "no such" in done.stdout
+
+
+def _line_lengths(captures: Path) -> list[int]:
+    # The oracle: every capture line's bytes, without its newline, by the standard library.
+    return [
+        len(line)
+        for path in sorted(captures.glob("*.capture.jsonl"))
+        for line in path.read_bytes().splitlines()
+    ]
+
+
+@pytest.mark.parametrize(
+    ("name", "options"),
+    [
+        ("calls.jsonl", {}),
+        ("calls.parquet", {}),
+        ("tokens.jsonl", {"tokens": True}),
+        ("tokens.parquet", {"tokens": True}),
+        ("dataset", {"partition_by": ["model"]}),
+    ],
+)
+def test_max_line_bytes_counts_longer_lines_as_damaged_in_every_row_format(
+    demo_calls: Path, tmp_path: Path, name: str, options: dict[str, Any]
+) -> None:
+    lengths = sorted(_line_lengths(demo_calls))
+    # A cap between two line lengths, a few bytes from each, so no newline is in doubt.
+    middle = len(lengths) // 2
+    pairs = zip(lengths[middle:], lengths[middle + 1 :], strict=False)
+    cap = next((a + b) // 2 for a, b in pairs if b - a > 4)
+    longer = sum(n > cap for n in lengths)
+    assert 0 < longer < len(lengths)
+    result = export(demo_calls, tmp_path / name, max_line_bytes=cap, jobs=2, **options)
+    assert result.damaged == longer
+    if not options:
+        assert result.rows == len(lengths) - longer
+    whole = export(demo_calls, tmp_path / f"whole-{name}", jobs=2, **options)
+    assert whole.damaged == 0
+
+
+def test_mcc_export_max_line_bytes_is_the_library_option(
+    demo_calls: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _mcc("export", str(demo_calls), "--out", str(tmp_path / "c.jsonl"), "--max-line-bytes", "1")
+    out, err = capsys.readouterr()
+    lines = len(_line_lengths(demo_calls))
+    assert out == f"wrote 0 calls to {tmp_path / 'c.jsonl'} (jsonl)\n"
+    assert f"{lines} unreadable lines skipped" in err
+    assert (tmp_path / "c.jsonl").read_bytes() == b""
+
+
+def test_calls_without_token_ids_are_counted_as_left_out_of_trajectories(
+    demo_calls: Path, tmp_path: Path
+) -> None:
+    # The plain demo's calls carry no token ids (no server returned them).
+    result = export(demo_calls, tmp_path / "t.jsonl", tokens=True, jobs=2)
+    assert (result.rows, result.calls_left_out) == (0, len(_line_lengths(demo_calls)))

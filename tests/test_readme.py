@@ -197,3 +197,47 @@ def test_readme_token_snippet_prints_each_trajectory(
     last = lines[-1]["response"]
     tokens = len(last["prompt_token_ids"]) + generated[-1]
     assert capsys.readouterr().out == f"{tokens} {sum(generated)} []\n"
+
+
+# The README's first install (`pip install .`) has no pyarrow: what it shows next must work there.
+_FIRST_INSTALL = (
+    "import sys; sys.modules['pyarrow'] = None\n"  # its import fails, as uninstalled
+    "from model_call_capture.cli import main; main(sys.argv[1:])"
+)
+
+
+def _first_install_mcc(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", _FIRST_INSTALL, *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+
+
+def test_the_readme_export_example_works_from_the_first_install(tmp_path: Path) -> None:
+    demo = _first_install_mcc("demo", "--rollouts", "1", cwd=tmp_path)
+    assert demo.returncode == 0, demo.stderr
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    first = re.search(r"`mcc export DIR ([^`]*)`", text)
+    assert first is not None
+    export = _first_install_mcc("export", "mcc-demo", *first.group(1).split(), cwd=tmp_path)
+    assert export.returncode == 0, export.stderr
+    assert export.stdout.startswith("wrote 6 calls to ")
+
+
+def test_the_demo_names_an_export_that_works_where_it_ran(tmp_path: Path) -> None:
+    demo = _first_install_mcc("demo", "--tokens", "--rollouts", "1", cwd=tmp_path)
+    assert demo.returncode == 0, demo.stderr
+    (line,) = [x for x in demo.stdout.splitlines() if x.startswith("export:")]
+    command = line.removeprefix("export:").split()
+    assert command[:2] == ["mcc", "export"]
+    export = _first_install_mcc(*command[1:], cwd=tmp_path)
+    assert export.returncode == 0, export.stderr
+    assert export.stdout.startswith("wrote 1 token trajectories to trajectories.jsonl")
+
+
+def test_git_ignores_the_directory_the_readme_demo_leaves() -> None:
+    ignored = (REPO / ".gitignore").read_text(encoding="utf-8").splitlines()
+    assert "mcc-demo/" in ignored or "/mcc-demo/" in ignored

@@ -27,7 +27,7 @@ from .contracts import ModelCallRecord, ModelRef, TokenTrajectory, ToolCall
 from .reader import DEFAULT_MAX_LINE_BYTES
 from .records import iter_rollout_records
 from .store import Rollout, RolloutSource, rollouts_from
-from .trajectories import build_token_trajectories
+from .trajectories import build_token_trajectories, calls_without_token_ids
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -415,16 +415,18 @@ def trajectory_rows(rollout_id: str, trajectories: list[TokenTrajectory]) -> lis
 class TrajectoryBatches:
     """Trajectory batches of rollouts, iterated once: see `iter_trajectory_batches`."""
 
-    __slots__ = ("_it", "damaged", "rows")
+    __slots__ = ("_it", "calls_without_tokens", "damaged", "rows")
 
-    def __init__(self, rollouts: Iterable[Rollout], *, batch_size: int) -> None:
+    def __init__(self, rollouts: Iterable[Rollout], batch_size: int, max_line_bytes: int) -> None:
         if batch_size < 1:
             raise ValueError(f"batch_size must be at least 1, got {batch_size}")
         self.rows = 0
         """Rows (trajectories) yielded so far."""
         self.damaged = 0
         """Damaged lines skipped (as `read_available_model_call_records` skips them)."""
-        self._it = self._batches(rollouts, batch_size)
+        self.calls_without_tokens = 0
+        """Calls read without token ids, so in no trajectory (`calls_without_token_ids`)."""
+        self._it = self._batches(rollouts, batch_size, max_line_bytes)
 
     def __iter__(self) -> Iterator[pa.RecordBatch]:
         return self
@@ -432,19 +434,21 @@ class TrajectoryBatches:
     def __next__(self) -> pa.RecordBatch:
         return next(self._it)
 
-    def _batches(self, rollouts: Iterable[Rollout], batch_size: int) -> Iterator[pa.RecordBatch]:
+    def _batches(
+        self, rollouts: Iterable[Rollout], batch_size: int, max_line_bytes: int
+    ) -> Iterator[pa.RecordBatch]:
         import pyarrow as pa
 
         schema = trajectory_schema()
         rows: list[dict[str, Any]] = []
         for rollout in rollouts:
-            rollout_id = rollout.id
-            stream = iter_rollout_records(rollout)
+            stream = iter_rollout_records(rollout, max_line_bytes=max_line_bytes)
             records = list(stream)
             self.damaged += stream.damaged
+            self.calls_without_tokens += calls_without_token_ids(records)
             # One rollout's records at a time: they are dropped before the next one is read.
             rows += trajectory_rows(
-                rollout_id, build_token_trajectories(records, rollout_id=rollout_id)
+                rollout.id, build_token_trajectories(records, rollout_id=rollout.id)
             )
             del records
             while len(rows) >= batch_size:
@@ -462,15 +466,17 @@ class TrajectoryBatches:
         return pa.RecordBatch.from_arrays(arrays, schema=schema)
 
 
-def iter_trajectory_batches(source: RolloutSource, *, batch_size: int = 1024) -> TrajectoryBatches:
+def iter_trajectory_batches(
+    source: RolloutSource, *, batch_size: int = 1024, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
+) -> TrajectoryBatches:
     """Arrow record batches of the token trajectories of `source`'s rollouts (`trajectory_schema()`).
 
-    `source` is what `iter_record_batches` takes. Each rollout's records (damaged lines
-    skipped and counted, as `read_available_model_call_records` does) go through
-    `build_token_trajectories`, and its trajectories become rows in order. Memory is bounded by one rollout's records and
-    one batch of at most `batch_size` rows; `mcc export --tokens` writes these batches.
+    `source` and `max_line_bytes` are what `iter_record_batches` takes. Each rollout's
+    records (damaged lines skipped and counted) go through `build_token_trajectories`, its
+    trajectories become rows in order. Memory: one rollout's records and one batch of at
+    most `batch_size` rows (`mcc export --tokens` writes these batches).
     """
-    return TrajectoryBatches(rollouts_from(source), batch_size=batch_size)
+    return TrajectoryBatches(rollouts_from(source), batch_size, max_line_bytes)
 
 
 def open_export_dataset(path: str | Path) -> ds.Dataset:

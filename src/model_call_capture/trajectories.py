@@ -39,7 +39,7 @@ from itertools import islice
 
 from .contracts import ModelCallRecord, TokenTrajectory
 
-__all__ = ["build_token_trajectories"]
+__all__ = ["build_token_trajectories", "calls_without_token_ids"]
 
 _MAX_REASONS = 4
 """Open chains a new chain explains itself against (the most recent ones); the rest are counted."""
@@ -249,6 +249,17 @@ def _best(chains: Iterable[_Chain]) -> _Chain | None:
     return max(chains, key=lambda c: (len(c.sequence), c.order), default=None)
 
 
+def _has_token_ids(record: ModelCallRecord) -> bool:
+    """Rule 1: only calls with both token id lists take part in a trajectory."""
+    return record.prompt_token_ids is not None and record.generation_token_ids is not None
+
+
+def calls_without_token_ids(records: Iterable[ModelCallRecord]) -> int:
+    """How many of `records` are in no trajectory because they carry no token ids (rule 1):
+    the server returned none (vLLM returns them when the request asks, `return_token_ids`)."""
+    return sum(not _has_token_ids(r) for r in records)
+
+
 def build_token_trajectories(
     records: Iterable[ModelCallRecord], *, rollout_id: str | None = None
 ) -> list[TokenTrajectory]:
@@ -258,9 +269,7 @@ def build_token_trajectories(
     `rollout_id` is written into every trajectory. The chaining rule is in this module's
     docstring and in docs/formats.md, "Token trajectories".
     """
-    usable = [
-        r for r in records if r.prompt_token_ids is not None and r.generation_token_ids is not None
-    ]
+    usable = [r for r in records if _has_token_ids(r)]
     usable.sort(key=_start_key)
     chains = _OpenChains()
     for order, record in enumerate(usable):

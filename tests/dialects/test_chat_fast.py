@@ -2,7 +2,7 @@
 
 The general path (plain JSON values merged by hand) defines the result; the typed path
 takes the common chunk shape faster. Every test here reassembles the same bytes twice,
-once with the typed path off (`MISSES = 0`), and compares the two results byte for byte
+once with the typed path off (`_choice_stream.MISSES = 0`), and compares the two results byte for byte
 as JSON (so dict key order counts), with the terminal kind, the error and the notes.
 """
 
@@ -18,7 +18,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from conftest import CORPUS
-from model_call_capture.dialects.chat import _choice, _fast
+from model_call_capture.dialects.chat import _choice, _choice_stream, _fast
 from model_call_capture.dialects.chat._stream import StreamState
 from model_call_capture.reassembly import StreamReassembler
 from model_call_capture.sse import SseEvent
@@ -28,7 +28,7 @@ CHAT_STREAMS = sorted(CORPUS.glob("streams/chat/*.sse"))
 
 def _result(body: bytes, chunks: int, monkeypatch: pytest.MonkeyPatch, misses: int) -> bytes:
     """The whole result of reassembling `body` (cut into `chunks` pieces) as canonical bytes."""
-    monkeypatch.setattr(_fast, "MISSES", misses)
+    monkeypatch.setattr(_choice_stream, "MISSES", misses)
     reassembler = StreamReassembler("chat")
     step = max(1, len(body) // chunks)
     for start in range(0, len(body), step):
@@ -42,7 +42,7 @@ def _result(body: bytes, chunks: int, monkeypatch: pytest.MonkeyPatch, misses: i
 def _both(body: bytes, monkeypatch: pytest.MonkeyPatch, chunks: int = 1) -> tuple[bytes, bytes]:
     # `MISSES` read before the first run sets it to 0 (read after, both runs took the
     # general path only).
-    misses = _fast.MISSES
+    misses = _choice_stream.MISSES
     return (
         _result(body, chunks, monkeypatch, misses=0),
         _result(body, chunks, monkeypatch, misses=misses),
@@ -54,7 +54,7 @@ def _taken(body: bytes) -> int:
     state = StreamState()
     taken = 0
     with pytest.MonkeyPatch.context() as monkeypatch:
-        monkeypatch.setattr(_fast, "MISSES", 1 << 30)
+        monkeypatch.setattr(_choice_stream, "MISSES", 1 << 30)
         for part in body.split(b"\n\n"):
             if part.startswith(b"data: {"):
                 taken += _fast.take(state, part[6:])
@@ -275,9 +275,9 @@ def test_a_common_chunk_takes_the_typed_path(payload: dict[str, Any]) -> None:
 def test_a_stream_the_shape_keeps_refusing_stops_being_tried() -> None:
     state = StreamState()
     odd = json.dumps({"choices": [{"index": 0, "delta": {"tool_calls": []}}]}).encode()
-    for _ in range(_fast.MISSES + 3):
+    for _ in range(_choice_stream.MISSES + 3):
         state.feed(SseEvent(data=odd))
-    assert state._misses == _fast.MISSES
+    assert state._misses == _choice_stream.MISSES
     plain = json.dumps({"choices": [{"index": 0, "delta": {"content": "a"}}]}).encode()
     state.feed(SseEvent(data=plain))
-    assert state._misses == _fast.MISSES  # not tried again: the general path took it
+    assert state._misses == _choice_stream.MISSES  # not tried again: the general path took it

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
@@ -64,7 +65,7 @@ def demo(directory: str, rollouts: int, tokens: bool) -> None:
     Example:
       mcc demo
       mcc demo --dir /tmp/demo --rollouts 16 && mcc stats /tmp/demo
-      mcc demo --tokens && mcc export mcc-demo --tokens --out trajectories.parquet
+      mcc demo --tokens && mcc export mcc-demo --tokens --out trajectories.jsonl
     """
     from ..demo.run import DemoError, run_demo
 
@@ -194,8 +195,10 @@ def _print_trajectories(result: DemoResult) -> None:
             markup=False,
             soft_wrap=True,
         )
+    # The line must work where it is printed: Parquet only with pyarrow (the `[arrow]` extra).
+    suffix = "parquet" if importlib.util.find_spec("pyarrow") is not None else "jsonl"
     console.print(
-        f"export:        mcc export {result.directory} --tokens --out trajectories.parquet",
+        f"export:        mcc export {result.directory} --tokens --out trajectories.{suffix}",
         markup=False,
         soft_wrap=True,
     )

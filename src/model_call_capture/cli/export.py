@@ -19,7 +19,15 @@ from ..export import DEFAULT_ROW_GROUP_SIZE, SINKS, ExportResult
 from ..export import export as export_rollouts
 from ..export._parquet import ROW_GROUP_BYTES, pandas_refused
 from ..store import CaptureStore
-from ._common import capture_root, jobs_option, literal, stderr, stdout, unreadable_note
+from ._common import (
+    capture_root,
+    jobs_option,
+    literal,
+    max_line_bytes_option,
+    stderr,
+    stdout,
+    unreadable_note,
+)
 from ._interchange import format_options, interchange_options
 
 __all__ = ["PAYLOAD_FIELDS", "export", "schema"]
@@ -57,7 +65,17 @@ PAYLOAD_FIELDS = PAYLOAD_COLUMNS
 @click.option(
     "--incremental",
     is_flag=True,
-    help="Update the dataset at --out: export only rollouts that are new or changed since.",
+    help="Update the dataset at --out: export only rollouts that are new or changed since"
+    " (otlp: send only the calls not sent before to --endpoint).",
+)
+@click.option(
+    "--state",
+    "state",
+    default=None,
+    metavar="FILE",
+    type=click.Path(dir_okay=False),
+    help="otlp --incremental: the state file (default: one per directory and endpoint"
+    " under $XDG_STATE_HOME/model-call-capture/export-sent/).",
 )
 @click.option(
     "--tokens",
@@ -73,6 +91,7 @@ PAYLOAD_FIELDS = PAYLOAD_COLUMNS
 )
 @interchange_options
 @jobs_option()
+@max_line_bytes_option()
 def export(
     directory: str,
     out: str | None,
@@ -80,9 +99,11 @@ def export(
     payloads: bool,
     partition_by: str | None,
     incremental: bool,
+    state: str | None,
     tokens: bool,
     row_group_size: int,
     jobs: int | None,
+    max_line_bytes: int,
     **interchange: Any,
 ) -> None:
     """One row per call: `rollout_id` and every ModelCallRecord field.
@@ -105,11 +126,14 @@ def export(
       mcc export /data/model-calls --out calls/ --partition-by model --incremental
       mcc export /data/model-calls --out trajectories.parquet --tokens
       mcc export /data/model-calls --format otlp --endpoint http://127.0.0.1:6006
+      mcc export /data/model-calls --format otlp --endpoint http://127.0.0.1:6006 --incremental
       mcc export /data/model-calls --format atif --out trajectories/ --agent-name my-agent
 
     --format otlp sends one OpenTelemetry GenAI span per call to an OTLP/HTTP endpoint
-    (pip install 'model-call-capture[otel]'); --format atif writes one ATIF-v1.7
-    trajectory per rollout and a manifest.jsonl into the new directory --out.
+    (pip install 'model-call-capture[otel]'); with --incremental only the calls not sent
+    before to that endpoint (the state file: --state, docs/formats.md); --format atif
+    writes one ATIF-v1.7 trajectory per rollout and a manifest.jsonl into the new
+    directory --out.
     """
     columns = [c.strip() for c in partition_by.split(",")] if partition_by else []
     source = CaptureStore(capture_root(directory))
@@ -125,8 +149,10 @@ def export(
                 partition_by=columns,
                 incremental=incremental,
                 row_group_size=row_group_size,
+                max_line_bytes=max_line_bytes,
                 jobs=jobs,
                 format_options=format_options(fmt, directory, interchange),
+                state=state,
             )
     except (ExportError, OtlpExportError) as exc:
         raise click.ClickException(str(exc)) from None
@@ -148,10 +174,7 @@ def _report(result: ExportResult, directory: str) -> None:
         headline = f"wrote {result.rows} {result.unit} to {target} ({result.format})"
     stdout().print(headline, soft_wrap=True)
     if result.calls_left_out:
-        stderr().print(
-            f"[yellow]{result.calls_left_out} calls left out: the {result.format} format has"
-            " no place for them (docs/formats.md)[/]"
-        )
+        stderr().print(_left_out_note(result), style="yellow", markup=False, soft_wrap=True)
     if result.damaged:
         stderr().print(unreadable_note(result.damaged, directory), soft_wrap=True)
     if result.out_of_range:
@@ -165,6 +188,28 @@ def _report(result: ExportResult, directory: str) -> None:
         stderr().print(
             f"{result.skipped - len(result.skipped_reasons)} more rollouts skipped", markup=False
         )
+
+
+def _left_out_note(result: ExportResult) -> str:
+    """Why calls are in no row: for token trajectories, the token ids and how to get them."""
+    count = result.calls_left_out
+    calls = "call" if count == 1 else "calls"
+    if result.unit != "token trajectories":
+        return (
+            f"{count:,} {calls} left out: the {result.format} format has no place for them"
+            " (docs/formats.md)"
+        )
+    if result.rows == 0:
+        return (
+            f"no token trajectories: none of the {count:,} {calls} carried token ids"
+            " (prompt_token_ids and generation_token_ids). Capture them from a server that"
+            ' returns them, e.g. vLLM with "return_token_ids": true in the request'
+            ' (docs/formats.md, "Token trajectories")'
+        )
+    return (
+        f"{count:,} {calls} without token ids (prompt_token_ids and generation_token_ids)"
+        ' in no trajectory (docs/formats.md, "Token trajectories")'
+    )
 
 
 @click.command()

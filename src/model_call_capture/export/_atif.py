@@ -18,6 +18,7 @@ from pathlib import Path
 from .. import _codec
 from ..atif import encode_trajectory, rollout_indices, rollout_to_atif
 from ..errors import AtifMappingError, ExportError
+from ..reader import DEFAULT_MAX_LINE_BYTES
 from ..records import iter_rollout_records
 from ..store import Rollout
 from ._sink import ExportOptions, Output, Part, Sink, Skipped, one_group_each
@@ -34,6 +35,7 @@ class AtifSink:
     session_id: str = "mcc"
     agent_name: str = "unknown"
     agent_version: str = "unknown"
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
     unit: str = "ATIF trajectories"
     preload: tuple[str, ...] = ()
     private: bool = False
@@ -46,7 +48,7 @@ class AtifSink:
     def part(self, rollouts: Sequence[Rollout]) -> Part:
         """The rollout's trajectory as `(file name, JSON bytes)`, or its reason to be skipped."""
         (rollout,) = rollouts
-        stream = iter_rollout_records(rollout)
+        stream = iter_rollout_records(rollout, max_line_bytes=self.max_line_bytes)
         try:
             records = list(stream)
             if stream.damaged:
@@ -91,6 +93,7 @@ def atif_sink(options: ExportOptions) -> Sink:
         session_id=given.get("session_id", "mcc"),
         agent_name=given.get("agent_name", "unknown"),
         agent_version=given.get("agent_version", "unknown"),
+        max_line_bytes=options.max_line_bytes,
     )
 
 

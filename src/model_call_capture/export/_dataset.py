@@ -21,6 +21,7 @@ from typing import Any
 from .. import _codec
 from ..arrow import EXPORT_MANIFEST, record_schema
 from ..errors import ExportError
+from ..reader import DEFAULT_MAX_LINE_BYTES
 from ..store import Rollout, rollout_of_file
 from . import _atomic
 from ._parts import ExportResult, run_parts
@@ -86,6 +87,7 @@ def _write_parts(
     payloads: bool,
     partition_by: Sequence[str],
     row_group_size: int,
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
     jobs: int,
     result: ExportResult,
 ) -> None:
@@ -93,7 +95,9 @@ def _write_parts(
     import pyarrow.dataset as ds
 
     schema = record_schema(payloads)
-    sink = RecordsParquet(payloads=payloads, row_group_size=row_group_size)
+    sink = RecordsParquet(
+        payloads=payloads, row_group_size=row_group_size, max_line_bytes=max_line_bytes
+    )
     batches = (
         batch
         for table in record_tables(run_parts(sink, rollouts, jobs, result))
@@ -157,6 +161,7 @@ def write_dataset_dir(
     payloads: bool,
     partition_by: Sequence[str],
     row_group_size: int,
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
     jobs: int,
     result: ExportResult,
 ) -> None:
@@ -181,6 +186,7 @@ def write_dataset_dir(
             payloads=payloads,
             partition_by=partition_by,
             row_group_size=row_group_size,
+            max_line_bytes=max_line_bytes,
             jobs=jobs,
             result=result,
         )
@@ -295,26 +301,24 @@ def update_dataset(
     payloads: bool,
     partition_by: Sequence[str],
     row_group_size: int,
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
     jobs: int,
     result: ExportResult,
 ) -> None:
-    """Export only new or changed rollouts into the dataset at `out` (`result.up_to_date`
-    when there were none).
-
-    Without a dataset at `out` this is a whole export.
-    """
+    """Export only the new or changed rollouts into the dataset at `out` (`result.up_to_date`
+    when there were none); a whole export when `out` holds no dataset yet."""
     manifest = read_manifest(out) if out.is_dir() else None
     if manifest is None:
-        write_dataset_dir(
+        return write_dataset_dir(
             rollouts,
             out,
             payloads=payloads,
             partition_by=partition_by,
             row_group_size=row_group_size,
+            max_line_bytes=max_line_bytes,
             jobs=jobs,
             result=result,
         )
-        return
     if manifest.get("payloads") != payloads or manifest.get("partition_by") != list(partition_by):
         raise ExportError(
             f"{out} was exported with payloads={manifest.get('payloads')} and partition_by="
@@ -350,6 +354,7 @@ def update_dataset(
             payloads=payloads,
             partition_by=partition_by,
             row_group_size=row_group_size,
+            max_line_bytes=max_line_bytes,
             jobs=jobs,
             result=result,
         )

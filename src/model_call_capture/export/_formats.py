@@ -31,13 +31,19 @@ def _parquet(options: ExportOptions) -> Sink:
         raise ExportError(
             "Parquet export needs pyarrow: pip install 'model-call-capture[arrow]' (or use --format jsonl)"
         )
+    cap = options.max_line_bytes
     if options.tokens:
-        return TrajectoriesParquet(row_group_size=options.row_group_size)
-    return RecordsParquet(payloads=options.payloads, row_group_size=options.row_group_size)
+        return TrajectoriesParquet(row_group_size=options.row_group_size, max_line_bytes=cap)
+    return RecordsParquet(
+        payloads=options.payloads, row_group_size=options.row_group_size, max_line_bytes=cap
+    )
 
 
 def _jsonl(options: ExportOptions) -> Sink:
-    return TrajectoriesJsonl() if options.tokens else RecordsJsonl(payloads=options.payloads)
+    cap = options.max_line_bytes
+    if options.tokens:
+        return TrajectoriesJsonl(max_line_bytes=cap)
+    return RecordsJsonl(payloads=options.payloads, max_line_bytes=cap)
 
 
 SINKS: dict[str, SinkFactory] = {

@@ -20,8 +20,9 @@ from typing import Any
 from ..errors import ExportError, OtlpExportError
 from ..genai import GenAISpan, record_span
 from ..otlp import SpanSender, redacted_content, traces_url
-from ..records import iter_rollout_records
+from ..reader import DEFAULT_MAX_LINE_BYTES
 from ..store import Rollout
+from ._sent import UnsentRecords, shown_endpoint
 from ._sink import ExportOptions, Output, Part, Sink, one_group_each
 
 __all__ = ["OtlpSink", "otlp_sink"]
@@ -40,6 +41,8 @@ class OtlpSink:
     """Add the (redacted) messages and tool definitions."""
     since: float | None = None
     """Only calls started at or after this (Unix seconds)."""
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
+    """A longer capture line is counted as damaged, never held."""
     unit: str = "spans"
     preload: tuple[str, ...] = ()
     private: bool = False
@@ -47,18 +50,25 @@ class OtlpSink:
     destination: str = field(init=False, default="")
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "destination", traces_url(self.endpoint))
+        # For people and the state file: no userinfo or query (they may hold credentials).
+        object.__setattr__(self, "destination", shown_endpoint(traces_url(self.endpoint)))
+
+    @property
+    def resume_options(self) -> dict[str, Any]:
+        """What an incremental export's state must agree on: what the spans hold."""
+        return {"content": self.content}
 
     def groups(self, rollouts: Sequence[Rollout]) -> list[Sequence[Rollout]]:
         """One rollout a part."""
         return one_group_each(rollouts)
 
     def part(self, rollouts: Sequence[Rollout]) -> Part:
-        """The span descriptions of the rollout's calls (started at or after `since`)."""
+        """The span descriptions of the rollout's calls (started at or after `since`); of an
+        incremental export's rollout (`_sent.Unsent`), only of the calls not sent before."""
         (rollout,) = rollouts
         spans: list[GenAISpan] = []
         untimed = 0
-        stream = iter_rollout_records(rollout)
+        stream = UnsentRecords(rollout, max_line_bytes=self.max_line_bytes)
         for record in stream:
             started = record.started_at
             if self.since is not None and (started is None or started < self.since):
@@ -69,7 +79,7 @@ class OtlpSink:
                 untimed += 1
             else:
                 spans.append(span)
-        return Part(spans, len(spans), stream.damaged, calls_left_out=untimed)
+        return Part(spans, len(spans), stream.damaged, calls_left_out=untimed, sent=(stream.marks,))
 
     def write(self, parts: Iterator[Part], out: Path | None) -> None:
         """Send the spans in batches as the parts come; `OtlpExportError` if refused."""
@@ -102,6 +112,7 @@ def otlp_sink(options: ExportOptions) -> Sink:
             headers=given.get("headers") or None,
             content=bool(given.get("content")),
             since=_since(given.get("since")),
+            max_line_bytes=options.max_line_bytes,
         )
     except OtlpExportError as exc:
         raise ExportError(str(exc)) from None

@@ -36,7 +36,8 @@ class ExportResult:
     skipped_reasons: list[Skipped] = field(default_factory=list)
     """The first `SKIPPED_KEPT` of them, with why."""
     calls_left_out: int = 0
-    """Calls the format has no place for (OTLP: calls without a start or end time)."""
+    """Calls the format has no place for (OTLP: calls without a start or end time; token
+    trajectories: calls without token ids)."""
     unit: str = "calls"
     """What a row is."""
     format: str = "parquet"

@@ -20,6 +20,7 @@ import msgspec
 from .. import _codec
 from .._parallel import in_worker
 from ..arrow import PAYLOAD_COLUMNS, iter_record_batches, record_schema
+from ..reader import DEFAULT_MAX_LINE_BYTES
 from ..records import iter_rollout_records
 from ..store import Rollout
 from ._parquet import WORKER_PRELOAD, RowGroups, ipc_bytes, table_of, worker_without_pandas
@@ -43,6 +44,7 @@ class RecordsParquet:
 
     payloads: bool = False
     row_group_size: int = 65536
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
     unit: str = "calls"
     preload: tuple[str, ...] = WORKER_PRELOAD
     output: Output = "file"
@@ -70,7 +72,9 @@ class RecordsParquet:
         worker_without_pandas()
         import pyarrow as pa
 
-        batches = iter_record_batches(rollouts, payloads=self.payloads)
+        batches = iter_record_batches(
+            rollouts, payloads=self.payloads, max_line_bytes=self.max_line_bytes
+        )
         table = pa.Table.from_batches(list(batches), schema=record_schema(self.payloads))
         data: pa.Table | bytes = ipc_bytes(table) if in_worker() else table
         return Part(data, table.num_rows, batches.damaged, batches.out_of_range)
@@ -105,6 +109,7 @@ class RecordsJsonl:
     """One row per call in a JSONL file: the record as JSON, `rollout_id` first."""
 
     payloads: bool = False
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
     unit: str = "calls"
     preload: tuple[str, ...] = ()
     output: Output = "file"
@@ -123,7 +128,7 @@ class RecordsJsonl:
         out = bytearray()
         rows = damaged = 0
         for rollout in rollouts:
-            stream = iter_rollout_records(rollout)
+            stream = iter_rollout_records(rollout, max_line_bytes=self.max_line_bytes)
             records = list(stream)
             damaged += stream.damaged
             for record in records:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
+from ..reader import DEFAULT_MAX_LINE_BYTES
 from ..store import Rollout
 
 __all__ = ["ExportOptions", "Output", "Part", "Sink", "Skipped", "one_group_each", "write_blocks"]
@@ -36,6 +37,9 @@ class ExportOptions:
     """One row per token trajectory instead of one per call."""
     row_group_size: int = 65536
     """Most rows in a Parquet row group."""
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
+    """A longer capture line is counted as damaged, never held in memory (pass it to
+    `iter_rollout_records` and `arrow`'s readers)."""
     format_options: Mapping[str, Any] = field(default_factory=dict)
     """The format's own options by name (ATIF's `agent_name`, OTLP's `endpoint`, ...)."""
 
@@ -66,7 +70,11 @@ class Part:
     skipped: tuple[Skipped, ...] = ()
     """Rollouts of the group left out whole, each with its reason."""
     calls_left_out: int = 0
-    """Calls the format has no place for (OTLP: a call without a start or end time)."""
+    """Calls the format has no place for (OTLP: a call without a start or end time; token
+    trajectories: a call without token ids)."""
+    sent: tuple[tuple[str, tuple[Any, ...]], ...] = ()
+    """An incremental endpoint export's new marks of the group's rollouts
+    (`UnsentRecords.marks` of each), which the engine records once `write` returned."""
 
 
 class Sink(Protocol):

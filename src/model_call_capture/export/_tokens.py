@@ -4,7 +4,9 @@ A worker reads one rollout, chains its calls into trajectories
 (`build_token_trajectories`, through `arrow.iter_trajectory_batches`) and hands back one
 Arrow table (or block of JSONL) of them; the caller writes them in rollout order, so
 memory is the rollouts in flight and a row group, and the bytes do not depend on the
-number of workers.
+number of workers. A call without token ids is in no trajectory
+(`build_token_trajectories`, rule 1): it is counted in `Part.calls_left_out`, so the
+command can say why an export has fewer trajectories, or none.
 """
 
 from __future__ import annotations
@@ -15,9 +17,10 @@ from pathlib import Path
 
 from .. import _codec
 from ..arrow import iter_trajectory_batches, trajectory_rows, trajectory_schema
+from ..reader import DEFAULT_MAX_LINE_BYTES
 from ..records import iter_rollout_records
 from ..store import Rollout
-from ..trajectories import build_token_trajectories
+from ..trajectories import build_token_trajectories, calls_without_token_ids
 from ._parquet import WORKER_PRELOAD, RowGroups, ipc_bytes, table_of, worker_without_pandas
 from ._sink import Output, Part, one_group_each, write_blocks
 
@@ -29,6 +32,7 @@ class TrajectoriesParquet:
     """One row per token trajectory in a Parquet file (zstd, `trajectory_schema()`)."""
 
     row_group_size: int = 65536
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
     unit: str = "token trajectories"
     preload: tuple[str, ...] = WORKER_PRELOAD
     output: Output = "file"
@@ -43,9 +47,14 @@ class TrajectoriesParquet:
         worker_without_pandas()
         import pyarrow as pa
 
-        batches = iter_trajectory_batches(rollouts)
+        batches = iter_trajectory_batches(rollouts, max_line_bytes=self.max_line_bytes)
         table = pa.Table.from_batches(list(batches), schema=trajectory_schema())
-        return Part(ipc_bytes(table), table.num_rows, batches.damaged)
+        return Part(
+            ipc_bytes(table),
+            table.num_rows,
+            batches.damaged,
+            calls_left_out=batches.calls_without_tokens,
+        )
 
     def write(self, parts: Iterator[Part], out: Path | None) -> None:
         """The tables in order, in row groups of `row_group_size` rows.
@@ -69,6 +78,7 @@ class TrajectoriesParquet:
 class TrajectoriesJsonl:
     """One row per token trajectory in a JSONL file: the Parquet columns as JSON."""
 
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
     unit: str = "token trajectories"
     preload: tuple[str, ...] = ()
     output: Output = "file"
@@ -81,16 +91,17 @@ class TrajectoriesJsonl:
     def part(self, rollouts: Sequence[Rollout]) -> Part:
         """The rollouts' trajectories as JSONL bytes."""
         out = bytearray()
-        rows = damaged = 0
+        rows = damaged = left_out = 0
         for rollout in rollouts:
-            stream = iter_rollout_records(rollout)
+            stream = iter_rollout_records(rollout, max_line_bytes=self.max_line_bytes)
             records = list(stream)
             damaged += stream.damaged
+            left_out += calls_without_token_ids(records)
             trajectories = build_token_trajectories(records, rollout_id=rollout.id)
             for row in trajectory_rows(rollout.id, trajectories):
                 out += _codec.encode_line(row)
                 rows += 1
-        return Part(bytes(out), rows, damaged)
+        return Part(bytes(out), rows, damaged, calls_left_out=left_out)
 
     def write(self, parts: Iterator[Part], out: Path | None) -> None:
         """The blocks in order."""

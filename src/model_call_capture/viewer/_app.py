@@ -11,12 +11,14 @@ are refused (a web page the user visits cannot reach the viewer by DNS rebinding
 from __future__ import annotations
 
 import json
+import math
 import os
 import threading
 from collections import deque
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
 import anyio.to_thread
@@ -35,7 +37,8 @@ from ..rollout_ids import validate_rollout_id
 from ..store import CaptureStore
 from ._conversation import Limits, build_conversation
 from ._entries import Call, Entries
-from ._index import SORT_KEYS, Query, RolloutIndex, RolloutSummary
+from ._index import FIELD_SORT, SORT_KEYS, Query, RolloutIndex, RolloutSummary
+from ._outcomes import Outcomes, beside
 from ._search import QUERY_CHARS_MAX, Search, SearchResult
 
 __all__ = ["CSP", "create_app"]
@@ -112,13 +115,24 @@ def _query(request: Request) -> Query:
         number = _codec.ascii_int(value, 8)
         return default if number is None else number
 
+    def real(name: str) -> float | None:
+        value = params.get(name, "").strip()
+        try:
+            number = float(value) if 0 < len(value) <= 40 else None
+        except ValueError:
+            return None
+        return number if number is not None and math.isfinite(number) else None
+
     sort = params.get("sort", "rollout_id")
+    known = sort in SORT_KEYS or (sort.startswith(FIELD_SORT) and len(sort) <= 100)
     return Query(
         model=params.get("model") or None,
         dialect=params.get("dialect") or None,
         error=params.get("error") or None,
         search=(params.get("q") or "")[:200] or None,
-        sort=sort if sort in SORT_KEYS else "rollout_id",
+        reward_min=real("reward_min"),
+        reward_max=real("reward_max"),
+        sort=sort if known else "rollout_id",
         descending=params.get("order") == "desc",
         page=number("page", 1),
         page_size=number("page_size", 50),
@@ -146,14 +160,25 @@ def _error(message: str, status: int) -> Response:
 class _Viewer:
     """The routes' handlers over one capture directory."""
 
-    def __init__(self, store: CaptureStore, limits: Limits) -> None:
+    def __init__(self, store: CaptureStore, limits: Limits, shown: str, outcomes: Outcomes) -> None:
         self.store = store
-        self.index = RolloutIndex(store)
+        self.index = RolloutIndex(store, outcomes=outcomes)
         self.limits = limits
         self.static = _static_files()
         self.searching = 0
         self.searched: deque[SearchResult] = deque(maxlen=16)
         """The last searches' results, cancelled ones too (what a test of cancelling reads)."""
+        self.shown = shown
+
+    def info(self, request: Request) -> Response:
+        """What every page's header says: the directory shown, as given and as read."""
+        return _Json(
+            {
+                "directory": self.shown,
+                "capture_dir": str(self.store.root.resolve()),
+                "rollouts_file": self.index.rollouts_file().path,
+            }
+        )
 
     def _summary(self, request: Request) -> RolloutSummary | None:
         """The summary of the path's rollout: None unless its id is valid and it is here."""
@@ -287,19 +312,28 @@ def create_app(
     limits: Limits | None = None,
     allowed_hosts: list[str] | None = None,
     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+    shown: str | None = None,
+    rollouts: str | os.PathLike[str] | None = None,
 ) -> Starlette:
     """The viewer over the capture directory `root` (read only).
 
     `allowed_hosts` are the `Host` header values served (default: 127.0.0.1, localhost,
     ::1); a background thread keeps the rollouts index (`app.state.index`) current while
     the app runs. A line longer than `max_line_bytes` is shown as damaged, never held.
+    `shown` is the directory as the user named it (every page's header; default `root`);
+    `rollouts` the collector's rollouts file whose rewards and fields are joined to the
+    rollouts (default: `rollouts.jsonl` in `root`, else in the directory holding it).
     """
-    viewer = _Viewer(CaptureStore(root, max_line_bytes=max_line_bytes), limits or Limits())
+    store = CaptureStore(root, max_line_bytes=max_line_bytes)
+    where = beside(store.root) if rollouts is None else Path(rollouts)
+    outcomes = Outcomes(where, max_line_bytes=max_line_bytes)
+    viewer = _Viewer(store, limits or Limits(), str(root) if shown is None else shown, outcomes)
     app = Starlette(
         routes=[
             Route("/", viewer.page("index.html"), methods=["GET"]),
             Route("/rollouts/{rollout_id}", viewer.page("rollout.html"), methods=["GET"]),
             Route("/static/{name}", viewer.asset, methods=["GET"]),
+            Route("/api/info", viewer.info, methods=["GET"]),
             Route("/api/rollouts", viewer.rollouts, methods=["GET"]),
             Route("/api/rollouts/{rollout_id}", viewer.rollout, methods=["GET"]),
             Route("/api/rollouts/{rollout_id}/summary", viewer.summary, methods=["GET"]),
