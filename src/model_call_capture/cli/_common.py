@@ -212,6 +212,9 @@ class Sources:
     """The paths as the user typed them."""
     rollouts: list[Rollout]
     """Every rollout of each directory, and each file's own rollout, in the order named."""
+    store: CaptureStore | None = None
+    """The store when the paths are one directory: what a reader keyed by the directory
+    (an incremental export's state) is given instead of the rollouts."""
 
     @property
     def label(self) -> str:
@@ -227,9 +230,11 @@ def open_sources(paths: Sequence[str]) -> Sources:
     path, or a file whose name is not a capture file's, is one error line.
     """
     rollouts: list[Rollout] = []
+    store = None
     for path in paths:
         if Path(path).is_dir():
-            rollouts += CaptureStore(capture_root(path)).rollouts()
+            store = CaptureStore(capture_root(path))
+            rollouts += store.rollouts()
         elif not Path(path).exists():
             raise click.ClickException(f"{path}: no such file or directory")
         else:
@@ -239,4 +244,4 @@ def open_sources(paths: Sequence[str]) -> Sources:
                 raise click.ClickException(
                     f"{path}: not a capture file (<rollout_id>.capture.jsonl)"
                 ) from None
-    return Sources(tuple(paths), rollouts)
+    return Sources(tuple(paths), rollouts, store if len(paths) == 1 else None)

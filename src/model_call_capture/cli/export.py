@@ -64,7 +64,17 @@ PAYLOAD_FIELDS = PAYLOAD_COLUMNS
 @click.option(
     "--incremental",
     is_flag=True,
-    help="Update the dataset at --out: export only rollouts that are new or changed since.",
+    help="Update the dataset at --out: export only rollouts that are new or changed since"
+    " (otlp: send only the calls not sent before to --endpoint).",
+)
+@click.option(
+    "--state",
+    "state",
+    default=None,
+    metavar="FILE",
+    type=click.Path(dir_okay=False),
+    help="otlp --incremental: the state file (default: one per directory and endpoint"
+    " under $XDG_STATE_HOME/model-call-capture/export-sent/).",
 )
 @click.option(
     "--tokens",
@@ -88,6 +98,7 @@ def export(
     payloads: bool,
     partition_by: str | None,
     incremental: bool,
+    state: str | None,
     tokens: bool,
     row_group_size: int,
     jobs: int | None,
@@ -117,11 +128,14 @@ def export(
       mcc export /data/model-calls --out calls/ --partition-by model --incremental
       mcc export /data/model-calls --out trajectories.parquet --tokens
       mcc export /data/model-calls --format otlp --endpoint http://127.0.0.1:6006
+      mcc export /data/model-calls --format otlp --endpoint http://127.0.0.1:6006 --incremental
       mcc export /data/model-calls --format atif --out trajectories/ --agent-name my-agent
 
     --format otlp sends one OpenTelemetry GenAI span per call to an OTLP/HTTP endpoint
-    (pip install 'model-call-capture[otel]'); --format atif writes one ATIF-v1.7
-    trajectory per rollout and a manifest.jsonl into the new directory --out.
+    (pip install 'model-call-capture[otel]'); with --incremental only the calls not sent
+    before to that endpoint (the state file: --state, docs/formats.md); --format atif
+    writes one ATIF-v1.7 trajectory per rollout and a manifest.jsonl into the new
+    directory --out.
     """
     columns = [c.strip() for c in partition_by.split(",")] if partition_by else []
     sources = open_sources(paths)
@@ -129,7 +143,7 @@ def export(
         # The command's own process: its tables go to a file, never to pandas.
         with pandas_refused():
             result = export_rollouts(
-                sources.rollouts,
+                sources.store if sources.store is not None else sources.rollouts,
                 out,
                 format=fmt,
                 payloads=payloads,
@@ -140,6 +154,7 @@ def export(
                 max_line_bytes=max_line_bytes,
                 jobs=jobs,
                 format_options=format_options(fmt, paths[0], interchange),
+                state=state,
             )
     except (ExportError, OtlpExportError) as exc:
         raise click.ClickException(str(exc)) from None

@@ -46,6 +46,7 @@ from ._rows import (
 __all__ = ["FIELD_SORT", "SORT_KEYS", "Page", "Query", "RolloutIndex", "RolloutSummary"]
 
 PAGE_SIZE_MAX = 500
+_PAGE_READ_BYTES = 32 << 20  # of the rollouts file, read on a page's request; more: background
 
 
 @dataclass(slots=True)
@@ -119,6 +120,8 @@ class RolloutIndex:
         self._stop = threading.Event()
         self._list = store.listing
         self._outcome_file = OutcomeFile()
+        self._outcomes_lock = threading.Lock()  # held while `outcomes` is read or joined
+        self._unjoined = False  # rollouts listed since the last join
         self._order: tuple[tuple[str, ...], list[str]] = ((), [])  # listed ids, sorted
 
     # -- listing -----------------------------------------------------------------------
@@ -149,14 +152,30 @@ class RolloutIndex:
                     if summary.incomplete != incomplete:
                         summary.incomplete = incomplete
                         summary.gaps = summary.damaged + summary.capture_gaps + incomplete
-            # Read outside the index's lock; only a listing reads or changes `outcomes`.
-            if self.outcomes.refresh(seen.keys()) or added:
-                self._join(self.outcomes.by_id, self.outcomes.file)
             self._listed_at = time.monotonic()
             self.listing_s = self._listed_at - started
+            self._unjoined |= added
+        self._read_outcomes(seen.keys(), wait=force)
+
+    def _read_outcomes(self, rollout_ids: Iterable[str], *, wait: bool) -> None:
+        """Read what the rollouts file gained and join it to the summaries.
+
+        Outside the listing lock, so pages are listed and served while the background
+        thread (`wait`) reads a large file; a page reads at most `_PAGE_READ_BYTES` of it
+        and never waits for a read under way.
+        """
+        if not self._outcomes_lock.acquire(blocking=wait):
+            return
+        try:
+            limit = None if wait else _PAGE_READ_BYTES
+            if self.outcomes.refresh(rollout_ids, max_bytes=limit) or self._unjoined:
+                self._unjoined = False
+                self._join(self.outcomes.by_id, self.outcomes.file)
+        finally:
+            self._outcomes_lock.release()
 
     def _join(self, outcomes: dict[str, Outcome], file: OutcomeFile) -> None:
-        """Put each rollout's outcome on its summary (under the listing lock)."""
+        """Put each rollout's outcome on its summary (under the outcomes lock)."""
         shown = msgspec.structs.replace(
             file, fields=list(file.fields), problems=list(file.problems)
         )
