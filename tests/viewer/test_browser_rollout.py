@@ -133,6 +133,9 @@ def test_the_search_box_finds_text_in_messages(demo_calls: Path, watch: Watch) -
         page.click("#found li[data-id='3-0'] a")
         page.wait_for_url(url + "rollouts/3-0#call-0")
         page.wait_for_selector("#call-0")
+        page.goto(url + "rollouts/3-0#call-5")  # a call far down: scrolled to once it exists
+        page.wait_for_selector("#call-5")
+        page.wait_for_function("() => window.scrollY > 0")
         watch.ran_nothing()
 
 
