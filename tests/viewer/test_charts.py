@@ -46,6 +46,11 @@ def test_totals_and_power_of_two_bins_over_the_matching_rows(tmp_path: Path) -> 
     everything = index.page(Query()).overview
     assert (everything.totals.rollouts, everything.totals.errors) == (3, 1)
     assert everything.totals.rewarded == 2  # "n/a" is no number
+    assert index.page(Query()).overview is everything  # nothing changed: not summed again
+    store.append("1-0", _line((1000, 24), 40.0))  # [1024, 2048)
+    index.run_once()  # the background thread reads what the file gained
+    again = index.page(Query(model="gpt-test")).overview
+    assert (again.totals.calls, _bars(again.histograms[0])[-1]) == (4, (1024, 2048, 1))
 
 
 def test_many_reward_values_take_ten_equal_bins() -> None:

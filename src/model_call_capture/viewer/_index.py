@@ -22,6 +22,7 @@ import threading
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 import msgspec
 
@@ -46,7 +47,7 @@ from ._rows import (
 __all__ = ["FIELD_SORT", "SORT_KEYS", "Page", "Query", "RolloutIndex", "RolloutSummary"]
 
 PAGE_SIZE_MAX = 500
-_PAGE_READ_BYTES = 32 << 20  # of the rollouts file, read on a page's request; more: background
+_PAGE_READ_BYTES = 8 << 20  # of the rollouts file, read on a page's request; more: background
 
 
 @dataclass(slots=True)
@@ -122,6 +123,8 @@ class RolloutIndex:
         self._outcome_file = OutcomeFile()
         self._outcomes_lock = threading.Lock()  # held while `outcomes` is read or joined
         self._unjoined = False  # rollouts listed since the last join
+        self._generation = 0  # counts changes to the rows (under `_lock`)
+        self._drawn: tuple[tuple[Any, ...], Overview] | None = None  # the last overview
         self._order: tuple[tuple[str, ...], list[str]] = ((), [])  # listed ids, sorted
 
     # -- listing -----------------------------------------------------------------------
@@ -141,12 +144,14 @@ class RolloutIndex:
             with self._lock:
                 for gone in self._files.keys() - seen.keys():
                     del self._files[gone]
+                    self._generation += 1
                 for rollout_id, (rollout, key, incomplete) in seen.items():
                     entry = self._files.get(rollout_id)
                     if entry is None:
                         entry = _Listed(RolloutSummary(rollout_id=rollout_id))
                         self._files[rollout_id] = entry
                         added = True
+                        self._generation += 1
                     entry.rollout, entry.key = rollout, key
                     summary = entry.summary
                     if summary.incomplete != incomplete:
@@ -181,6 +186,7 @@ class RolloutIndex:
         )
         with self._lock:
             self._outcome_file = shown
+            self._generation += 1
             for rollout_id, entry in self._files.items():
                 outcome = outcomes.get(rollout_id)
                 entry.summary.reward = None if outcome is None else outcome.reward
@@ -244,6 +250,7 @@ class RolloutIndex:
                 summary.gaps = summary.damaged + summary.capture_gaps + summary.incomplete
                 summary.reward, summary.fields = entry.summary.reward, entry.summary.fields
                 entry.summary, entry.bins = summary, bins
+                self._generation += 1
                 entry.read_size = start + entries.size
                 entry.next_index = first
                 # A file that could not be read to its end is read again whole next time.
@@ -280,7 +287,7 @@ class RolloutIndex:
             rows = [f.summary for f in self._files.values()]
             bins = {f.summary.rollout_id: f.bins for f in self._files.values()}
             outcome_file = self._outcome_file
-        offered = facets(rows)
+            generation = self._generation
         order = sorted(rows, key=lambda r: rollout_order(r.rollout_id))
         if query.sort != "rollout_id":
             # Unknown figures after the others whichever way (rows not read yet, no reward).
@@ -289,7 +296,7 @@ class RolloutIndex:
             order.reverse()
         size = min(max(query.page_size, 1), PAGE_SIZE_MAX)
         matching = [r for r in order if matches(r, query)]
-        drawn = overview((r, bins[r.rollout_id]) for r in matching)
+        drawn = self._overview(generation, query, matching, bins)
         start = (max(query.page, 1) - 1) * size
         shown = matching[start : start + size]
         self.ensure(r.rollout_id for r in shown)
@@ -301,6 +308,7 @@ class RolloutIndex:
                 for r in shown
             ]
             indexed = sum(f.summary.indexed for f in self._files.values())
+        offered = facets([*rows, *shown])  # with this page's rows as just summarized
         return Page(
             rollouts=shown,
             total=len(matching),
@@ -315,6 +323,23 @@ class RolloutIndex:
             rollouts_file=outcome_file,
             overview=drawn,
         )
+
+    def _overview(
+        self,
+        generation: int,
+        query: Query,
+        matching: list[RolloutSummary],
+        bins: dict[str, CallBins],
+    ) -> Overview:
+        """The overview of `matching`; the last one again while no row changed (a page
+        polled every 2 s does not sum 10,000 rows each time)."""
+        key = (generation, query.model, query.dialect, query.error, query.search,
+               query.reward_min, query.reward_max)  # fmt: skip
+        drawn = self._drawn
+        if drawn is None or drawn[0] != key:
+            drawn = key, overview((r, bins[r.rollout_id]) for r in matching)
+            self._drawn = drawn
+        return drawn[1]
 
     def rollouts_file(self) -> OutcomeFile:
         """The collector's rollouts file as last read, and what was wrong with it."""
