@@ -294,3 +294,10 @@ def test_reward_filters_and_field_sorts_over_http(tmp_path: Path) -> None:
         assert [h["name"] for h in page["overview"]["histograms"]] == [
             "tokens", "latency_ms", "reward",
         ]  # fmt: skip
+
+
+def test_view_warns_when_the_rollouts_file_it_names_is_not_there(tmp_path: Path) -> None:
+    CaptureStore(tmp_path).append("r", chat_line())
+    missing = tmp_path / "later" / "rollouts.jsonl"
+    _, err = _view_stderr(tmp_path, "--rollouts", str(missing))
+    assert f"mcc view: warning: {missing} is not a file yet; rewards show once it is" in err

@@ -377,5 +377,5 @@ def test_a_hostile_rollouts_file_is_shown_as_text_and_counted(tmp_path: Path, wa
         counts: Any = page.evaluate(
             "({scripts: document.scripts.length, imgs: document.images.length})"
         )
-        assert counts == {"scripts": 3, "imgs": 0}  # the page's own scripts only
+        assert counts == {"scripts": 4, "imgs": 0}  # the page's own (common, charts, table, search)
         watch.ran_nothing()  # while the server runs: a poll after it stops is refused

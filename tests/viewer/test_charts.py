@@ -46,6 +46,11 @@ def test_totals_and_power_of_two_bins_over_the_matching_rows(tmp_path: Path) -> 
     everything = index.page(Query()).overview
     assert (everything.totals.rollouts, everything.totals.errors) == (3, 1)
     assert everything.totals.rewarded == 2  # "n/a" is no number
+    assert index.page(Query()).overview is everything  # nothing changed: not summed again
+    store.append("1-0", _line((1000, 24), 40.0))  # [1024, 2048)
+    index.run_once()  # the background thread reads what the file gained
+    again = index.page(Query(model="gpt-test")).overview
+    assert (again.totals.calls, _bars(again.histograms[0])[-1]) == (4, (1024, 2048, 1))
 
 
 def test_many_reward_values_take_ten_equal_bins() -> None:
@@ -76,3 +81,37 @@ def test_many_reward_values_take_ten_equal_bins() -> None:
         3,
     ]
     assert drawn.totals.mean_reward is not None
+
+
+def _retained(root: Path) -> tuple[RolloutIndex, int]:
+    """An index that has read every rollout under `root`, and the bytes it holds."""
+    import gc
+    import tracemalloc
+
+    gc.collect()
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        index = RolloutIndex(CaptureStore(root), refresh_interval_s=0)
+        index.run_once()
+        index.page(Query())
+        gc.collect()
+        return index, tracemalloc.get_traced_memory()[0] - base
+    finally:
+        tracemalloc.stop()
+
+
+def test_what_the_index_holds_grows_with_rollouts_not_with_their_calls(tmp_path: Path) -> None:
+    """200 rollouts of one call, and of 30 calls with tokens and latencies over every bin:
+    the index holds a fixed amount per rollout (its summary and at most 48 bins a chart)."""
+    few, many = CaptureStore(tmp_path / "few"), CaptureStore(tmp_path / "many")
+    for r in range(200):
+        few.append(f"{r}-0", _line((10, 5), 1.0))
+        for c in range(30):
+            tokens, ms = 2 ** (c % 20), 1.5 ** (c % 25)
+            many.append(f"{r}-0", _line((tokens, c), ms, started_at=float(c)))
+    few_index, few_bytes = _retained(tmp_path / "few")
+    many_index, many_bytes = _retained(tmp_path / "many")
+    assert many_index.page(Query()).overview.totals.calls == 6000
+    assert few_index.page(Query()).overview.totals.calls == 200
+    assert many_bytes < 2 * few_bytes and many_bytes / 200 < 16_000, (few_bytes, many_bytes)

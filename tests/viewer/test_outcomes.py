@@ -7,9 +7,12 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from memory_tools import traced_peak
 from model_call_capture.store import CaptureStore
 from model_call_capture.viewer import Query, RolloutIndex
+from model_call_capture.viewer import _index as _index_module
 from model_call_capture.viewer._outcomes import FIELDS_MAX, Outcomes
 
 from .conftest import HOSTILE_FIELD, chat_line, rollout_row, write_hostile_rollouts
@@ -170,3 +173,18 @@ def test_reading_a_large_rollouts_file_holds_one_line(tmp_path: Path) -> None:
     file = index.rollouts_file()
     assert (file.joined, file.damaged) == (300, 1)
     assert size > 46_000_000 and peak < 8_000_000, peak
+
+
+def test_a_page_leaves_a_large_rollouts_file_to_the_background(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = _demo_like(tmp_path)
+    monkeypatch.setattr(_index_module, "_PAGE_READ_BYTES", 100)  # the file is larger
+    index = _index(root)
+    page = index.page(Query())
+    assert [r.reward for r in page.rollouts] == [None] * 5
+    assert page.rollouts_file.note is not None and "being read" in page.rollouts_file.note
+    index.run_once()  # the background thread's listing reads it whole
+    page = index.page(Query())
+    assert page.rollouts_file.note is None and page.rollouts_file.joined == 4
+    assert [r.reward for r in page.rollouts] == [0.5, 1.0, -1.0, None, 0.75]

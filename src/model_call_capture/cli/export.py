@@ -18,12 +18,11 @@ from ..errors import ExportError, OtlpExportError
 from ..export import DEFAULT_ROW_GROUP_SIZE, SINKS, ExportResult
 from ..export import export as export_rollouts
 from ..export._parquet import ROW_GROUP_BYTES, pandas_refused
-from ..store import CaptureStore
 from ._common import (
-    capture_root,
     jobs_option,
     literal,
     max_line_bytes_option,
+    open_sources,
     stderr,
     stdout,
     unreadable_note,
@@ -37,7 +36,7 @@ PAYLOAD_FIELDS = PAYLOAD_COLUMNS
 
 
 @click.command()
-@click.argument("directory", metavar="DIR", type=click.Path(file_okay=False))
+@click.argument("paths", metavar="PATH...", nargs=-1, required=True)
 @click.option(
     "--out",
     "out",
@@ -93,7 +92,7 @@ PAYLOAD_FIELDS = PAYLOAD_COLUMNS
 @jobs_option()
 @max_line_bytes_option()
 def export(
-    directory: str,
+    paths: tuple[str, ...],
     out: str | None,
     fmt: str | None,
     payloads: bool,
@@ -107,6 +106,9 @@ def export(
     **interchange: Any,
 ) -> None:
     """One row per call: `rollout_id` and every ModelCallRecord field.
+
+    PATH is a capture directory (or a demo directory with `model-calls/` inside) or a
+    capture file; several are exported together, in the order named.
 
     With --tokens, one row per token trajectory instead (`build_token_trajectories`: the
     calls of a rollout chained by their token ids, with a loss mask and log-probs;
@@ -136,12 +138,12 @@ def export(
     directory --out.
     """
     columns = [c.strip() for c in partition_by.split(",")] if partition_by else []
-    source = CaptureStore(capture_root(directory))
+    sources = open_sources(paths)
     try:
         # The command's own process: its tables go to a file, never to pandas.
         with pandas_refused():
             result = export_rollouts(
-                source,
+                sources.store if sources.store is not None else sources.rollouts,
                 out,
                 format=fmt,
                 payloads=payloads,
@@ -151,12 +153,12 @@ def export(
                 row_group_size=row_group_size,
                 max_line_bytes=max_line_bytes,
                 jobs=jobs,
-                format_options=format_options(fmt, directory, interchange),
+                format_options=format_options(fmt, paths[0], interchange),
                 state=state,
             )
     except (ExportError, OtlpExportError) as exc:
         raise click.ClickException(str(exc)) from None
-    _report(result, directory)
+    _report(result, sources.label)
     if result.skipped:
         raise click.exceptions.Exit(2)
 

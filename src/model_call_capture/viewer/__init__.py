@@ -9,6 +9,7 @@
 - `_charts`: totals and fixed-bin histograms of the rollouts a page's filters match.
 - `_conversation`: records into turns (the one place; both views use it), and each
   call's setup (system prompt, tools); `_continued` the completion prompt that goes on.
+- `_search`: full-text search of the rollouts' messages, bounded in matches and time.
 - `_app`: the Starlette app (pages, static files, JSON endpoints, security headers);
   `static/` holds the pages, their script and style (shipped in the wheel, nothing
   fetched from elsewhere).

@@ -14,12 +14,14 @@ import json
 import math
 import os
 import threading
+from collections import deque
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
+import anyio.to_thread
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.middleware.trustedhost import TrustedHostMiddleware
@@ -37,6 +39,7 @@ from ._conversation import Limits, build_conversation
 from ._entries import Call, Entries
 from ._index import FIELD_SORT, SORT_KEYS, Query, RolloutIndex, RolloutSummary
 from ._outcomes import Outcomes, beside
+from ._search import QUERY_CHARS_MAX, Search, SearchResult
 
 __all__ = ["CSP", "create_app"]
 
@@ -61,6 +64,7 @@ _STATIC_TYPES = {
     ".svg": "image/svg+xml",
 }
 _RAW_CHARS = 1_000_000  # characters of one payload the raw tab shows
+_SEARCHES_MAX = 4  # searches at a time; more are refused (429) rather than queued
 
 
 def _static_files() -> dict[str, tuple[bytes, str]]:
@@ -161,6 +165,9 @@ class _Viewer:
         self.index = RolloutIndex(store, outcomes=outcomes)
         self.limits = limits
         self.static = _static_files()
+        self.searching = 0
+        self.searched: deque[SearchResult] = deque(maxlen=16)
+        """The last searches' results, cancelled ones too (what a test of cancelling reads)."""
         self.shown = shown
 
     def info(self, request: Request) -> Response:
@@ -229,6 +236,43 @@ class _Viewer:
         previous, following = self.index.neighbours(summary.rollout_id)
         return _Json({"previous": previous, "next": following})
 
+    async def search(self, request: Request) -> Response:
+        """Full-text search over the rollouts' messages (`_search.Search`), in steps on a
+        worker thread; between steps, a client that went away cancels it."""
+        params = request.query_params
+        query = params.get("q", "")
+        if not query.strip():
+            return _error("no query: give q=TEXT", 400)
+        if len(query) > QUERY_CHARS_MAX:
+            return _error(f"the query is longer than {QUERY_CHARS_MAX} characters", 400)
+        if self.searching >= _SEARCHES_MAX:
+            return _error(f"{_SEARCHES_MAX} searches are running; try again", 429)
+        budget_ms = _codec.ascii_int(params.get("budget_ms", ""), 6) or 5000
+        limit = _codec.ascii_int(params.get("limit", ""), 4) or 100
+        self.searching += 1
+        search = None
+        try:
+            search = Search(
+                query,
+                await anyio.to_thread.run_sync(self.index.ordered),
+                self.index.rollout,
+                max_line_bytes=self.store.max_line_bytes,
+                budget_s=min(max(budget_ms, 100), 10_000) / 1000,
+                max_matches=min(max(limit, 1), 500),
+                after=params.get("after") or None,
+            )
+            while not search.done:
+                await anyio.to_thread.run_sync(search.step)
+                if not search.done and await request.is_disconnected():
+                    search.cancel()
+        finally:
+            self.searching -= 1
+            if search is not None:
+                if not search.done:  # the server is stopping
+                    search.cancel()
+                self.searched.append(search.result())
+        return _Json(search.result())
+
     def call(self, request: Request) -> Response:
         summary = self._summary(request)
         if summary is None:
@@ -295,6 +339,7 @@ def create_app(
             Route("/api/rollouts/{rollout_id}/summary", viewer.summary, methods=["GET"]),
             Route("/api/rollouts/{rollout_id}/calls/{index:int}", viewer.call, methods=["GET"]),
             Route("/api/rollouts/{rollout_id}/neighbours", viewer.neighbours, methods=["GET"]),
+            Route("/api/search", viewer.search, methods=["GET"]),
         ],
         middleware=[
             Middleware(_SecurityHeaders),
@@ -306,4 +351,5 @@ def create_app(
         lifespan=viewer.lifespan,
     )
     app.state.index = viewer.index
+    app.state.searches = viewer.searched
     return app

@@ -22,6 +22,7 @@ import threading
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 import msgspec
 
@@ -46,6 +47,7 @@ from ._rows import (
 __all__ = ["FIELD_SORT", "SORT_KEYS", "Page", "Query", "RolloutIndex", "RolloutSummary"]
 
 PAGE_SIZE_MAX = 500
+_PAGE_READ_BYTES = 8 << 20  # of the rollouts file, read on a page's request; more: background
 
 
 @dataclass(slots=True)
@@ -119,6 +121,10 @@ class RolloutIndex:
         self._stop = threading.Event()
         self._list = store.listing
         self._outcome_file = OutcomeFile()
+        self._outcomes_lock = threading.Lock()  # held while `outcomes` is read or joined
+        self._unjoined = False  # rollouts listed since the last join
+        self._generation = 0  # counts changes to the rows (under `_lock`)
+        self._drawn: tuple[tuple[Any, ...], Overview] | None = None  # the last overview
         self._order: tuple[tuple[str, ...], list[str]] = ((), [])  # listed ids, sorted
 
     # -- listing -----------------------------------------------------------------------
@@ -138,30 +144,49 @@ class RolloutIndex:
             with self._lock:
                 for gone in self._files.keys() - seen.keys():
                     del self._files[gone]
+                    self._generation += 1
                 for rollout_id, (rollout, key, incomplete) in seen.items():
                     entry = self._files.get(rollout_id)
                     if entry is None:
                         entry = _Listed(RolloutSummary(rollout_id=rollout_id))
                         self._files[rollout_id] = entry
                         added = True
+                        self._generation += 1
                     entry.rollout, entry.key = rollout, key
                     summary = entry.summary
                     if summary.incomplete != incomplete:
                         summary.incomplete = incomplete
                         summary.gaps = summary.damaged + summary.capture_gaps + incomplete
-            # Read outside the index's lock; only a listing reads or changes `outcomes`.
-            if self.outcomes.refresh(seen.keys()) or added:
-                self._join(self.outcomes.by_id, self.outcomes.file)
             self._listed_at = time.monotonic()
             self.listing_s = self._listed_at - started
+            self._unjoined |= added
+        self._read_outcomes(seen.keys(), wait=force)
+
+    def _read_outcomes(self, rollout_ids: Iterable[str], *, wait: bool) -> None:
+        """Read what the rollouts file gained and join it to the summaries.
+
+        Outside the listing lock, so pages are listed and served while the background
+        thread (`wait`) reads a large file; a page reads at most `_PAGE_READ_BYTES` of it
+        and never waits for a read under way.
+        """
+        if not self._outcomes_lock.acquire(blocking=wait):
+            return
+        try:
+            limit = None if wait else _PAGE_READ_BYTES
+            if self.outcomes.refresh(rollout_ids, max_bytes=limit) or self._unjoined:
+                self._unjoined = False
+                self._join(self.outcomes.by_id, self.outcomes.file)
+        finally:
+            self._outcomes_lock.release()
 
     def _join(self, outcomes: dict[str, Outcome], file: OutcomeFile) -> None:
-        """Put each rollout's outcome on its summary (under the listing lock)."""
+        """Put each rollout's outcome on its summary (under the outcomes lock)."""
         shown = msgspec.structs.replace(
             file, fields=list(file.fields), problems=list(file.problems)
         )
         with self._lock:
             self._outcome_file = shown
+            self._generation += 1
             for rollout_id, entry in self._files.items():
                 outcome = outcomes.get(rollout_id)
                 entry.summary.reward = None if outcome is None else outcome.reward
@@ -225,6 +250,7 @@ class RolloutIndex:
                 summary.gaps = summary.damaged + summary.capture_gaps + summary.incomplete
                 summary.reward, summary.fields = entry.summary.reward, entry.summary.fields
                 entry.summary, entry.bins = summary, bins
+                self._generation += 1
                 entry.read_size = start + entries.size
                 entry.next_index = first
                 # A file that could not be read to its end is read again whole next time.
@@ -261,6 +287,7 @@ class RolloutIndex:
             rows = [f.summary for f in self._files.values()]
             bins = {f.summary.rollout_id: f.bins for f in self._files.values()}
             outcome_file = self._outcome_file
+            generation = self._generation
         offered = facets(rows)
         order = sorted(rows, key=lambda r: rollout_order(r.rollout_id))
         if query.sort != "rollout_id":
@@ -270,7 +297,7 @@ class RolloutIndex:
             order.reverse()
         size = min(max(query.page_size, 1), PAGE_SIZE_MAX)
         matching = [r for r in order if matches(r, query)]
-        drawn = overview((r, bins[r.rollout_id]) for r in matching)
+        drawn = self._overview(generation, query, matching, bins)
         start = (max(query.page, 1) - 1) * size
         shown = matching[start : start + size]
         self.ensure(r.rollout_id for r in shown)
@@ -296,6 +323,23 @@ class RolloutIndex:
             rollouts_file=outcome_file,
             overview=drawn,
         )
+
+    def _overview(
+        self,
+        generation: int,
+        query: Query,
+        matching: list[RolloutSummary],
+        bins: dict[str, CallBins],
+    ) -> Overview:
+        """The overview of `matching`; the last one again while no row changed (a page
+        polled every 2 s does not sum 10,000 rows each time)."""
+        key = (generation, query.model, query.dialect, query.error, query.search,
+               query.reward_min, query.reward_max)  # fmt: skip
+        drawn = self._drawn
+        if drawn is None or drawn[0] != key:
+            drawn = key, overview((r, bins[r.rollout_id]) for r in matching)
+            self._drawn = drawn
+        return drawn[1]
 
     def rollouts_file(self) -> OutcomeFile:
         """The collector's rollouts file as last read, and what was wrong with it."""

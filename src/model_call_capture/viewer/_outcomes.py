@@ -128,10 +128,11 @@ class Outcomes:
     def _where(self) -> Path | None:
         return self._path() if callable(self._path) else self._path
 
-    def refresh(self, rollout_ids: Iterable[str]) -> bool:
+    def refresh(self, rollout_ids: Iterable[str], *, max_bytes: int | None = None) -> bool:
         """Read what the file gained since the last refresh (all of it when it was replaced,
         cut, moved, or when a rollout a row named without captures got them); True when
-        anything changed."""
+        anything changed. With `max_bytes`, more than that to read is left for a later
+        refresh without it (a page does not wait for a huge file: the background reads it)."""
         ids = frozenset(rollout_ids)
         path = self._where()
         version = _version(path)
@@ -148,7 +149,16 @@ class Outcomes:
         unmatched = bool(new) and (self._unmatched is None or not new.isdisjoint(self._unmatched))
         if version == old and not unmatched:
             return False
-        if not appended or unmatched:
+        whole = not appended or unmatched
+        if max_bytes is not None and version[2] - (0 if whole else self._offset) > max_bytes:
+            if self._version is not None:
+                return False  # what was read stays shown meanwhile
+            before = self.file
+            self.file = OutcomeFile(
+                path=str(path), note=f"{version[2]:,} bytes, being read in the background"
+            )
+            return self.file != before
+        if whole:
             self.by_id, self.file = {}, OutcomeFile(path=str(path))
             self._offset = self._lines = 0
             self._unmatched = set()
@@ -173,7 +183,8 @@ class Outcomes:
                     continue  # (the last line: the loop ends, and `lines` counts it)
                 self._row(self._lines + number, raw, ids)
         except (OSError, CaptureError) as exc:
-            self.file.note = _cut(" ".join(str(exc).split()), _PROBLEM_CHARS)
+            why = " ".join(str(exc).split())
+            self.file.note = _cut(f"not read to its end: {why}", _PROBLEM_CHARS)
             self._version = None  # read again whole next time
             return
         self._lines += lines.count - (1 if held else 0)

@@ -108,7 +108,7 @@ const mccCharts = (() => {
     const bad = f.damaged || f.duplicates || f.rewards_not_numbers || f.note;
     const head = el("span", { cls: bad ? "warn" : "", text: `${f.path}: ${facts.join(", ")}` }, []);
     const parts = [head];
-    if (f.note) parts.push(el("div", { cls: "warn", text: "not read to its end: " + f.note }, []));
+    if (f.note) parts.push(el("div", { cls: "warn", text: f.note }, []));
     if (f.problems.length) {
       parts.push(el("details", { cls: "problems" }, [
         el("summary", { text: "which lines" }, []),
