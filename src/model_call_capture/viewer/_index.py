@@ -288,7 +288,6 @@ class RolloutIndex:
             bins = {f.summary.rollout_id: f.bins for f in self._files.values()}
             outcome_file = self._outcome_file
             generation = self._generation
-        offered = facets(rows)
         order = sorted(rows, key=lambda r: rollout_order(r.rollout_id))
         if query.sort != "rollout_id":
             # Unknown figures after the others whichever way (rows not read yet, no reward).
@@ -309,6 +308,7 @@ class RolloutIndex:
                 for r in shown
             ]
             indexed = sum(f.summary.indexed for f in self._files.values())
+        offered = facets([*rows, *shown])  # with this page's rows as just summarized
         return Page(
             rollouts=shown,
             total=len(matching),
