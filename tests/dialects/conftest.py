@@ -117,3 +117,12 @@ def sse_body(payloads: list[Any]) -> bytes:
         b"data: " + (p.encode() if isinstance(p, str) else json.dumps(p).encode()) + b"\n\n"
         for p in payloads
     ) + (b"data: [DONE]\n\n")
+
+
+def typed_taken(dialect: str, body: bytes) -> int:
+    """How many of the body's data events the typed path of `dialect` takes, every one tried
+    on it in turn (none on the general path), into one stream state."""
+    from model_call_capture.dialects import get_dialect
+
+    state: Any = get_dialect(dialect).new_stream_state()
+    return sum(state._take(part[6:]) for part in body.split(b"\n\n") if part.startswith(b"data: {"))

@@ -18,11 +18,11 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from conftest import CORPUS
-from model_call_capture.dialects.chat import _choice, _choice_stream, _fast
+from model_call_capture.dialects.chat import _choice, _choice_stream
 from model_call_capture.dialects.chat._stream import StreamState
 from model_call_capture.sse import SseEvent
 
-from .conftest import both_paths, sse_body
+from .conftest import both_paths, sse_body, typed_taken
 
 CHAT_STREAMS = sorted(CORPUS.glob("streams/chat/*.sse"))
 
@@ -33,11 +33,7 @@ def _both(body: bytes, chunks: int = 1) -> tuple[bytes, bytes]:
 
 
 def _taken(body: bytes) -> int:
-    """How many of the body's events the typed path took (every event tried on it)."""
-    state = StreamState()
-    return sum(
-        _fast.take(state, part[6:]) for part in body.split(b"\n\n") if part.startswith(b"data: {")
-    )
+    return typed_taken("chat", body)
 
 
 @pytest.mark.parametrize("path", CHAT_STREAMS, ids=lambda p: p.stem)

@@ -22,11 +22,9 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from model_call_capture.dialects.chat import _choice_stream
-from model_call_capture.dialects.completions import _fast
 from model_call_capture.dialects.completions import _stream as completions_stream
-from model_call_capture.dialects.completions._stream import StreamState
 
-from .conftest import EVERY_CHUNK, both_paths, sse_body
+from .conftest import EVERY_CHUNK, both_paths, sse_body, typed_taken
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "completions"
 STREAMS = sorted(DATA.glob("*.sse"))
@@ -37,11 +35,7 @@ def _both(body: bytes, pieces: int = 1, misses: int = EVERY_CHUNK) -> tuple[byte
 
 
 def _taken(body: bytes) -> int:
-    """How many of the body's data events the typed path took (every event tried on it)."""
-    state = StreamState()
-    return sum(
-        _fast.take(state, part[6:]) for part in body.split(b"\n\n") if part.startswith(b"data: {")
-    )
+    return typed_taken("completions", body)
 
 
 @pytest.mark.parametrize("path", STREAMS, ids=lambda p: p.stem)
