@@ -150,8 +150,9 @@ def test_the_state_names_no_credential(tmp_path: Path, receiver: tuple[Receiver,
         format_options={"endpoint": secret, "headers": {"authorization": "Bearer s3cr3t-hdr"}},
     )
     assert result.rows == 1 and "s3cr3t" not in result.destination
-    # The one file: no temporary left over.
-    (state,) = [p for p in (tmp_path / "state-home").rglob("*") if not p.is_dir()]
+    # The state and its lock: no temporary left over.
+    state, lock = sorted(p for p in (tmp_path / "state-home").rglob("*") if not p.is_dir())
+    assert lock.name == state.name + ".lock" and result.state == str(state)
     assert state.parent == tmp_path / "state-home" / "model-call-capture" / "export-sent"
     assert "s3cr3t" not in str(state) and b"s3cr3t" not in state.read_bytes()
     assert os.stat(state).st_mode & 0o777 == 0o600
@@ -266,3 +267,23 @@ def test_worker_processes_carry_the_marks_back(
     app.span_ids.clear()
     assert _send(calls, url, jobs=2).rows == 1
     assert app.span_ids == _span_ids(calls, "r2", ["c2"])
+
+
+def test_a_second_export_while_one_holds_the_state_stops_at_once(
+    tmp_path: Path, receiver: tuple[Receiver, str]
+) -> None:
+    import fcntl
+
+    app, url = receiver
+    calls = tmp_path / "calls"
+    _append(calls / "r.capture.jsonl", _line("a", 10))
+    state = tmp_path / "state.json"
+    fd = os.open(f"{state}.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)  # as a running export holds it
+        with pytest.raises(ExportError, match=r"another incremental export .* is running"):
+            _send(calls, url, state=state)
+    finally:
+        os.close(fd)
+    assert app.span_ids == [] and not state.exists()
+    assert _send(calls, url, state=state).rows == 1

@@ -165,11 +165,12 @@ def export(
 
 def _report(result: ExportResult, directory: str) -> None:
     target = result.destination
+    state = f" (state: {result.state})" if result.state else ""
     if result.up_to_date:
-        stdout().print(f"{target} is up to date", soft_wrap=True)
+        stdout().print(f"{target} is up to date{state}", soft_wrap=True)
         return
     if result.output == "endpoint":
-        headline = f"sent {result.rows} {result.unit} to {target}"
+        headline = f"sent {result.rows} {result.unit} to {target}{state}"
     elif result.output == "directory":
         headline = f"wrote {result.rows} {result.unit} to {target}"
     else:

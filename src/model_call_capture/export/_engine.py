@@ -23,7 +23,7 @@ from . import _atomic
 from ._dataset import check_partition_by, update_dataset, write_dataset_dir
 from ._formats import SINKS
 from ._parts import ExportResult, run_parts
-from ._sent import RolloutMarks, SentState, default_state_path
+from ._sent import RolloutMarks, SentState, Unsent, default_state_path
 from ._sink import ExportOptions, Part, Sink
 
 __all__ = ["DEFAULT_ROW_GROUP_SIZE", "export"]
@@ -146,7 +146,7 @@ def _send(
     """An endpoint sink's export: every call, or with `incremental` the calls not sent before."""
     result.destination = sink_destination(sink)
     if incremental:
-        send_new(sink, rollouts, _sent_state(sink, fmt, source, state, rollouts), jobs, result)
+        send_new(sink, rollouts, _sent_state(sink, fmt, source, state), jobs, result)
     else:
         sink.write(run_parts(sink, rollouts, jobs, result), None)
 
@@ -155,10 +155,23 @@ def send_new(
     sink: Sink, rollouts: list[Rollout], sent: SentState, jobs: int, result: ExportResult
 ) -> None:
     """Send what `sent` does not list as sent, then record it (`_sent`)."""
-    pending = sent.pending(rollouts)
-    if not pending:
-        result.up_to_date = True
-        return
+    result.state = str(sent.path)
+    with sent.locked():
+        pending = sent.load(sum(len(r.files) for r in rollouts)).pending(rollouts)
+        if not pending:
+            result.up_to_date = True
+            return
+        _send_pending(sink, rollouts, pending, sent, jobs, result)
+
+
+def _send_pending(
+    sink: Sink,
+    rollouts: list[Rollout],
+    pending: list[Unsent],
+    sent: SentState,
+    jobs: int,
+    result: ExportResult,
+) -> None:
     marks: list[RolloutMarks] = []
 
     def recorded(parts: Iterator[Part]) -> Iterator[Part]:
@@ -176,9 +189,8 @@ def _sent_state(
     fmt: str,
     source: RolloutSource,
     state: str | os.PathLike[str] | None,
-    rollouts: list[Rollout],
 ) -> SentState:
-    """The loaded state of an incremental export of `source` by the endpoint sink `sink`."""
+    """The state of an incremental export of `source` by the endpoint sink `sink`."""
     # Optional member of an endpoint sink: the options that change what it sends.
     options = getattr(sink, "resume_options", None)
     if options is None:
@@ -196,7 +208,7 @@ def _sent_state(
         path = Path(state)
     sent = SentState(path, destination=destination, source=root or "", options=options)
     sent.whole = root is not None
-    return sent.load(sum(len(r.files) for r in rollouts))
+    return sent
 
 
 def _source_root(source: RolloutSource) -> str | None:

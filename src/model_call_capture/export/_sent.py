@@ -22,13 +22,17 @@ The state grows with the rollouts and their files, never with the calls. It is w
 accepted every span: an export that fails leaves it as it was and the next one sends again
 what this one could not. A state that is not one (unreadable, of another format, larger
 than its listing can explain, of another endpoint, source or options) is refused with an
-`ExportError` naming the file: it is never guessed at, nor silently started afresh. No
+`ExportError` naming the file: it is never guessed at, nor silently started afresh. An
+export holds `<state>.lock` while it runs: a second one at the same time stops with an
+error instead of sending the same calls. No
 credential is in it or its name: the endpoint is kept without userinfo or query, headers
 never.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import os
 import stat
@@ -224,8 +228,8 @@ class UnsentRecords:
 class SentState:
     """The state file of one source's incremental exports to one endpoint.
 
-    `load` it, ask it which rollouts to read (`pending`), and once every span was
-    accepted `save` it with the marks the parts handed back.
+    While `locked`, `load` it, ask it which rollouts to read (`pending`), and once every
+    span was accepted `save` it with the marks the parts handed back.
     """
 
     def __init__(
@@ -239,6 +243,29 @@ class SentState:
         self.whole = True
         """The source is a whole directory: rollouts no longer in it are forgotten on `save`."""
         self._rollouts: dict[str, list[FileMark]] = {}
+
+    @contextlib.contextmanager
+    def locked(self) -> Iterator[None]:
+        """Hold `<state>.lock` (an exclusive `flock`) while the block runs; `ExportError` at
+        once when another export holds it, so two runs never send the same calls."""
+        self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        lock = self.path.with_name(self.path.name + ".lock")
+        flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+        try:
+            fd = os.open(lock, flags, 0o600)
+        except OSError as exc:
+            raise ExportError(f"cannot open {lock}: {exc.strerror}") from None
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                raise ExportError(
+                    f"another incremental export to {self.destination} is running (it holds"
+                    f" {lock}); run this one when it is done"
+                ) from None
+            yield
+        finally:
+            os.close(fd)
 
     def load(self, files: int) -> SentState:
         """Read the state (none yet: nothing was sent); `ExportError` for one that is not one.
