@@ -17,7 +17,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-import msgspec
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
@@ -26,34 +25,15 @@ from model_call_capture.dialects.chat import _choice_stream
 from model_call_capture.dialects.completions import _fast
 from model_call_capture.dialects.completions import _stream as completions_stream
 from model_call_capture.dialects.completions._stream import StreamState
-from model_call_capture.reassembly import StreamReassembler
+
+from .conftest import EVERY_CHUNK, both_paths, sse_body
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "completions"
 STREAMS = sorted(DATA.glob("*.sse"))
-EVERY_CHUNK = 1 << 30
-"""`MISSES` under which every chunk is tried on the typed path, however many it refused."""
-
-
-def _result(body: bytes, pieces: int = 1) -> bytes:
-    """The whole result of reassembling `body` (cut into `pieces`) as canonical bytes."""
-    reassembler = StreamReassembler("completions")
-    step = max(1, len(body) // pieces)
-    for start in range(0, len(body), step):
-        reassembler.feed(body[start : start + step])
-    result = reassembler.finish()
-    return msgspec.json.encode(
-        [result.response, result.terminal, result.truncated, result.error, result.dropped]
-    )
 
 
 def _both(body: bytes, pieces: int = 1, misses: int = EVERY_CHUNK) -> tuple[bytes, bytes]:
-    """The general path's result, then the typed path's (tried on every chunk by default)."""
-    with pytest.MonkeyPatch.context() as monkeypatch:
-        monkeypatch.setattr(_choice_stream, "MISSES", 0)
-        general = _result(body, pieces)
-        monkeypatch.setattr(_choice_stream, "MISSES", misses)
-        typed = _result(body, pieces)
-    return general, typed
+    return both_paths("completions", body, pieces, misses)
 
 
 def _taken(body: bytes) -> int:
@@ -62,14 +42,6 @@ def _taken(body: bytes) -> int:
     return sum(
         _fast.take(state, part[6:]) for part in body.split(b"\n\n") if part.startswith(b"data: {")
     )
-
-
-def _sse(payloads: list[Any]) -> bytes:
-    """A stream of `data:` events (a str payload is sent as it is: raw JSON text), then [DONE]."""
-    return b"".join(
-        b"data: " + (p.encode() if isinstance(p, str) else json.dumps(p).encode()) + b"\n\n"
-        for p in payloads
-    ) + (b"data: [DONE]\n\n")
 
 
 @pytest.mark.parametrize("path", STREAMS, ids=lambda p: p.stem)
@@ -103,7 +75,7 @@ def test_a_vllm_chunk_as_the_benchmark_streams_it_is_taken() -> None:
         {**head, "choices": [{**choice, "finish_reason": "length", "stop_reason": None}]},
         {**head, "choices": [], "usage": {"prompt_tokens": 6, "total_tokens": 8}},
     ]
-    assert _taken(_sse(payloads)) == 3
+    assert _taken(sse_body(payloads)) == 3
 
 
 # Chunks of the common shape with the values that test its rules (nulls, empty strings,
@@ -213,7 +185,7 @@ def _part(**members: Any) -> dict[str, Any]:
 @example([{"usage": {"total_tokens": 3}}, {"usage": None}, {"usage": 4}])
 @example([{"choices": [{"index": 1, "text": "a"}, {"index": 1, "text": "b"}, {"index": 0}]}])
 def test_generated_streams_end_the_same_on_both_paths(payloads: list[dict[str, Any]]) -> None:
-    general, typed = _both(_sse(payloads))
+    general, typed = _both(sse_body(payloads))
     assert typed == general
 
 
@@ -227,7 +199,7 @@ def test_generated_streams_past_the_bound_end_the_same_on_both_paths(
     """With a bound of one choice, the generated streams (choices 0 to 2) pass it."""
     with pytest.MonkeyPatch.context() as monkeypatch:
         monkeypatch.setattr(completions_stream, "MAX_ENTRIES", 1)
-        general, typed = _both(_sse(payloads))
+        general, typed = _both(sse_body(payloads))
     assert typed == general
 
 
@@ -240,7 +212,7 @@ def test_a_stream_past_the_real_bound_ends_the_same_on_both_paths() -> None:
     for i in range(bound, bound + 40):
         payloads.append({"choices": [{"index": i, "text": "d"}]})
         payloads.append({"choices": [{"index": i % 7, "text": "e", "token_ids": [i]}]})
-    body = _sse(payloads)
+    body = sse_body(payloads)
     general, typed = _both(body)
     assert typed == general
     assert _both(body, 7) == (general, general)
@@ -293,7 +265,7 @@ _HOSTILE = {
 @pytest.mark.parametrize("name", list(_HOSTILE))
 def test_hostile_streams_end_the_same_on_both_paths(name: str) -> None:
     plain = json.dumps({"id": "c", "choices": [{"index": 0, "text": "t"}]})
-    body = _sse([plain, *_HOSTILE[name], plain])
+    body = sse_body([plain, *_HOSTILE[name], plain])
     body += b"data: \xff\xfe{\n\n"  # bytes that are not UTF-8, after [DONE]
     for pieces in (1, 5):
         general, typed = _both(body, pieces)
@@ -317,6 +289,6 @@ def test_many_choices_in_one_chunk_end_the_same_on_both_paths() -> None:
         }
         for _ in range(3)
     ]
-    general, typed = _both(_sse(payloads))
+    general, typed = _both(sse_body(payloads))
     assert typed == general
-    assert _taken(_sse(payloads)) == 3
+    assert _taken(sse_body(payloads)) == 3

@@ -163,8 +163,9 @@ class UnsentRecords:
     """The records of a rollout that an incremental export has not looked at before.
 
     For an `Unsent` rollout, the lines past each file's mark (every line of a file
-    unmarked or replaced); for a plain `Rollout`, every record. Iterate once; then `marks`
-    are the rollout's new marks (for `Part.sent`) and `damaged` the damaged lines skipped.
+    unmarked or replaced); for a plain `Rollout`, every record (and no marks: its files
+    are not observed). Iterate once; then `marks` are the rollout's new marks (for
+    `Part.sent`) and `damaged` the damaged lines skipped.
     A record the sink leaves out (`--since`) counts as looked at: it is not offered again.
     """
 
@@ -190,7 +191,9 @@ class UnsentRecords:
 
     def _resume_from(self) -> dict[str, int]:
         """The first line to offer of each file, observing the files before they are read."""
-        before = {m.name: m for m in getattr(self.rollout, "sent", ())}
+        if not isinstance(self.rollout, Unsent):  # not incremental: no marks to make
+            return {}
+        before = {m.name: m for m in self.rollout.sent}
         start = {}
         for path in self.rollout.files:
             seen = _observe(path)
