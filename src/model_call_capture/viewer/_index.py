@@ -7,9 +7,11 @@ last) when nothing else changed, or the whole rollout otherwise. A page asks `en
 and a background thread (`RolloutIndex.run`) summarizes the rest, so the first page of a
 10,000-rollout directory does not wait for the other 9,950 files.
 
-The collector's rollouts file beside the captures (`_outcomes`) is read at each listing
-(what it gained), and each row's reward and fields are joined to its rollout's summary.
-A page carries the totals and histograms of the rows its filters match (`_charts`).
+The collector's rollouts file beside the captures (`_outcomes`) is read after each listing
+(what it gained; by a page only up to `_PAGE_READ_BYTES`, the rest by the background
+thread, outside the listing lock), and each row's reward and fields are joined to its
+rollout's summary. A page carries the totals and histograms of the rows its filters
+match (`_charts`), summed again only when a row changed.
 
 Memory is one `RolloutSummary` per rollout (its strings capped), its fixed-size call bins
 and outcome, and one call or row at a time while reading: bounded by the number of
