@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from starlette.testclient import TestClient
 
@@ -205,9 +206,9 @@ def test_a_damaged_or_foreign_line_is_skipped(tmp_path: Path) -> None:
     assert found["complete"]
 
 
-def test_a_client_that_goes_away_cancels_its_search(tmp_path: Path) -> None:
-    """Over a real uvicorn: a client that hangs up ends its search at the next step, long
-    before the budget (one rollout of 300,000 lines, each read whole: seconds of work)."""
+def _write_slow(root: Path) -> None:
+    """One rollout of 300,000 lines that each pass the byte test for `needle` (its model
+    names it) and must be decoded: seconds of searching, with no match."""
     line = json.dumps(
         {
             "dialect": "chat",
@@ -215,13 +216,20 @@ def test_a_client_that_goes_away_cancels_its_search(tmp_path: Path) -> None:
             "request": {"messages": [{"role": "user", "content": "x"}]},
         }
     ).encode()
-    (tmp_path / "big.capture.jsonl").write_bytes((line + b"\n") * 300_000)
+    (root / "big.capture.jsonl").write_bytes((line + b"\n") * 300_000)
+
+
+_SLOW_SEARCH = b"GET /api/search?q=needle&budget_ms=10000 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+
+
+def test_a_client_that_goes_away_cancels_its_search(tmp_path: Path) -> None:
+    """Over a real uvicorn: a client that hangs up ends its search at the next step, long
+    before the budget (one rollout of 300,000 lines, each read whole: seconds of work)."""
+    _write_slow(tmp_path)
     app = create_app(tmp_path)
     with serve(app) as server:
         with socket.create_connection((server.host, server.port)) as client:
-            client.sendall(
-                b"GET /api/search?q=needle&budget_ms=10000 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
-            )
+            client.sendall(_SLOW_SEARCH)
             time.sleep(0.3)  # the search is under way
         done = app.state.searches
         deadline = time.monotonic() + 9.0  # under the 10 s budget the search would run
@@ -231,3 +239,43 @@ def test_a_client_that_goes_away_cancels_its_search(tmp_path: Path) -> None:
     result = done[-1]
     assert (result.stopped, result.searched, result.complete) == ("cancelled", 0, False)
     assert result.note == "searched 0 of 1 rollouts; cancelled"
+
+
+def test_a_rollout_of_segments_names_the_call_as_its_page_numbers_it(tmp_path: Path) -> None:
+    segments = tmp_path / "r.capture.segments"
+    segments.mkdir()
+    (segments / "otherhost.1.0000abcd.jsonl").write_bytes(
+        chat_line(user="first", started_at=1.0)
+        + b"\n"
+        + chat_line(user="Amsterdam", started_at=3.0)
+        + b"\n"
+    )
+    (segments / "otherhost.2.0000abce.jsonl").write_bytes(
+        chat_line(user="middle", started_at=2.0) + b"\n"
+    )
+    with _client(tmp_path) as client:
+        hit = _search(client, "amsterdam")["hits"][0]
+        items = client.get("/api/rollouts/r").json()["conversation"]["items"]
+    assert (hit["rollout_id"], hit["call_index"]) == ("r", 2)  # merged by completion time
+    assert items[2]["input"][0]["parts"][0]["text"] == "Amsterdam"
+
+
+def test_searches_beyond_four_at_a_time_are_refused(tmp_path: Path) -> None:
+    _write_slow(tmp_path)
+    app = create_app(tmp_path)
+    with serve(app) as server:
+        clients = [socket.create_connection((server.host, server.port)) for _ in range(4)]
+        try:
+            for client in clients:
+                client.sendall(_SLOW_SEARCH)
+            time.sleep(0.3)  # all four under way
+            with httpx.Client(base_url=server.url) as http:
+                refused = http.get("/api/search", params={"q": "needle"})
+        finally:
+            for client in clients:
+                client.close()
+        deadline = time.monotonic() + 9.0
+        while len(app.state.searches) < 4 and time.monotonic() < deadline:
+            time.sleep(0.05)
+    assert refused.status_code == 429 and "4 searches are running" in refused.json()["error"]
+    assert [r.stopped for r in app.state.searches] == ["cancelled"] * 4
