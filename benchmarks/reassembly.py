@@ -1,4 +1,8 @@
-"""Target 1: reassembly throughput per dialect, ours against the SDK accumulators (>= 10x)."""
+"""Target 1: reassembly throughput per dialect, ours against the SDK accumulators (>= 10x).
+
+Rows 1t: what the typed path of the OpenAI streams of choices (chat's and Completions'
+`_fast`) saves, per chunk, against the general path alone on the same events.
+"""
 
 from __future__ import annotations
 
@@ -8,12 +12,13 @@ from pathlib import Path
 from typing import Any
 
 from model_call_capture.dialects import get_dialect
+from model_call_capture.dialects.chat import _choice_stream
 from model_call_capture.reassembly import StreamReassembler
 from model_call_capture.sse import SseDecoder, SseEvent
 
 from ._common import Row, interleaved
 from .sdk import SDK_REASSEMBLERS
-from .streams import stream_bytes
+from .streams import completions, stream_bytes
 
 __all__ = ["run"]
 
@@ -119,17 +124,65 @@ def run(quick: bool) -> list[Row]:
             )
         )
         rows.append(_split(dialect, gen[0], rounds))
+    n = 300 if quick else 4000
+    rows.append(_typed("chat", "generated stream", stream_bytes("chat", n), rounds))
+    rows.append(_typed("completions", "vLLM stream (row 9c's)", list(completions(n)), rounds))
+    rows.append(
+        _typed(
+            "completions",
+            "vLLM stream, token ids + log-probs",
+            list(completions(n, token_ids=True)),
+            rounds,
+        )
+    )
     return rows
+
+
+def _events(dialect: str, chunks: list[bytes]) -> list[SseEvent]:
+    decoder = SseDecoder(get_dialect(dialect).EVENT_NAMES)
+    decoded: list[SseEvent] = []
+    for chunk in chunks:
+        decoded += decoder.feed(chunk)
+    return decoded + decoder.finish()
+
+
+def _typed(dialect: str, label: str, chunks: list[bytes], rounds: int) -> Row:
+    """The stream state per event with its typed path, against the general path alone."""
+    module = get_dialect(dialect)
+    decoded = _events(dialect, chunks)
+    misses = _choice_stream.MISSES
+
+    def state() -> None:
+        s = module.new_stream_state()
+        for event in decoded:
+            s.feed(event)
+        s.result()
+
+    def general() -> None:
+        _choice_stream.MISSES = 0  # the typed path never tried
+        try:
+            state()
+        finally:
+            _choice_stream.MISSES = misses
+
+    t_typed, t_general = interleaved(state, general, rounds=rounds)
+    us = 1e6 / len(decoded)
+    return Row(
+        "1t",
+        f"`{dialect}` {label}: stream state per event, typed path",
+        f"{t_typed * us:.2f} us",
+        f"{t_general * us:.2f} us (general path alone)",
+        f"{t_general / t_typed:.2f}x",
+        "(info)",
+        None,
+        f"{len(decoded)} events, {sum(map(len, chunks)) / 1e6:.2f} MB",
+    )
 
 
 def _split(dialect: str, chunks: list[bytes], rounds: int) -> Row:
     """Where our time goes per event: the SSE decoder against the dialect's stream state."""
     module = get_dialect(dialect)
-    decoded: list[SseEvent] = []
-    decoder = SseDecoder(module.EVENT_NAMES)
-    for chunk in chunks:
-        decoded += decoder.feed(chunk)
-    decoded += decoder.finish()
+    decoded = _events(dialect, chunks)
 
     def sse() -> None:
         d = SseDecoder(module.EVENT_NAMES)

@@ -1,4 +1,4 @@
-"""Generated streams of the three dialects, shaped like the providers' real ones.
+"""Generated streams of the dialects, shaped like the providers' real ones.
 
 Each generator yields one SSE event per chunk (what a model server sends and what the
 middleware sees), lazily, so a 100 MB stream never exists whole in memory. Text arrives
@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterator
 
-__all__ = ["GENERATORS", "delta_text", "stream_bytes"]
+__all__ = ["GENERATORS", "completions", "delta_text", "stream_bytes"]
 
 _WORDS = (
     " the",
@@ -355,6 +355,49 @@ def responses(n: int) -> Iterator[bytes]:
             "usage": usage,
         },
     )
+
+
+def completions(n: int, *, token_ids: bool = False) -> Iterator[bytes]:
+    """A legacy Completions stream as vLLM sends it: `n` chunks of one token's text, usage, [DONE].
+
+    Plain (`token_ids` false) it is the stream of row 9c (`benchmarks.vllm_dropin`): every
+    choice member present, `logprobs`, `stop_reason` and the token ids null. With
+    `token_ids` it is an RL rollout's: `return_token_ids` and `logprobs: 1`, the prompt's
+    ids in the first chunk. (Not in `GENERATORS`: the benchmarks that go through it build
+    lines of the dialects they know, and this one is for row 1's typed/general split.)
+    """
+    head = {
+        "id": "cmpl-bench",
+        "object": "text_completion",
+        "created": 1752169304,
+        "model": "tiny-llama",
+    }
+    offset = 0
+    for i in range(n):
+        text = delta_text(i)
+        choice: dict[str, object] = {
+            "index": 0,
+            "text": text,
+            "logprobs": None,
+            "finish_reason": "length" if i == n - 1 else None,
+            "stop_reason": None,
+            "prompt_token_ids": None,
+            "token_ids": None,
+        }
+        if token_ids:
+            choice["logprobs"] = {
+                "text_offset": [offset],
+                "token_logprobs": [-0.25 - i % 7],
+                "tokens": [text],
+                "top_logprobs": [{text: -0.25 - i % 7}],
+            }
+            choice["prompt_token_ids"] = list(range(1, 25)) if i == 0 else None
+            choice["token_ids"] = [1000 + i % 97]
+        offset += len(text)
+        yield _sse(None, {**head, "choices": [choice]})
+    usage = {"prompt_tokens": 24, "total_tokens": 24 + n, "completion_tokens": n}
+    yield _sse(None, {**head, "choices": [], "usage": usage})
+    yield _sse(None, b"[DONE]")
 
 
 GENERATORS: dict[str, Callable[[int], Iterator[bytes]]] = {

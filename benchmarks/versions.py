@@ -8,7 +8,8 @@ Each package is copied under a name of its own (`mcc_old`, `mcc_new`: the packag
 itself only relatively), so both run in the same process, in the same rotation, on the
 same caches and the same load: per round, one captured call of the 200-chunk chat stream
 (`benchmarks._stream_app`, in process, capture on, then off) and one reassembly of each
-dialect's generated 4,000-delta stream (`benchmarks.streams`, GC paused), for each version,
+dialect's generated 4,000-delta stream (`benchmarks.streams`; Completions: vLLM's stream of
+4,000 chunks, when both versions have the dialect), GC paused, for each version,
 the order alternating. Prints the medians of process CPU per call and new / old. Used to
 show that a refactor of the middleware or a dialect stays within the noise.
 """
@@ -29,7 +30,7 @@ from typing import Any
 
 from ._common import post_scope
 from ._stream_app import stream_app
-from .streams import stream_bytes
+from .streams import completions, stream_bytes
 
 DIALECTS = ("chat", "responses", "messages")
 _BODY = b'{"model":"m","stream":true,"messages":[{"role":"user","content":"x"}]}'
@@ -80,8 +81,18 @@ def _reassemble(reassembler: Any, dialect: str, chunks: list[bytes]) -> None:
     state.finish()
 
 
-async def _rounds(versions: dict[str, dict[str, Any]], rounds: int) -> dict[str, Any]:
+def _streams(versions: dict[str, dict[str, Any]]) -> dict[str, list[bytes]]:
     streams = {dialect: stream_bytes(dialect, 4000) for dialect in DIALECTS}
+    try:
+        for version in versions.values():
+            version["reassembler"]("completions")
+    except Exception:  # a version from before the Completions dialect
+        return streams
+    return {**streams, "completions": list(completions(4000))}
+
+
+async def _rounds(versions: dict[str, dict[str, Any]], rounds: int) -> dict[str, Any]:
+    streams = _streams(versions)
     times: dict[str, dict[str, list[float]]] = {name: {} for name in versions}
     for version in versions.values():
         for _ in range(20):  # warm-up: the write threads, the caches
@@ -123,6 +134,8 @@ def main(argv: list[str] | None = None) -> int:
     print("| measure | old | new | new / old |\n|---|---|---|---|")
     rows = [("captured call, 200-chunk chat stream", "on")]
     rows += [(f"reassembly, {d} generated 4,000 deltas", d) for d in DIALECTS]
+    if "completions" in new:
+        rows.append(("reassembly, completions vLLM stream, 4,000 chunks", "completions"))
     for label, key in rows:
         a, b = statistics.median(old[key]), statistics.median(new[key])
         print(f"| {label} | {a * 1e3:.3f} | {b * 1e3:.3f} | {b / a:.3f} |")

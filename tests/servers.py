@@ -38,8 +38,10 @@ class RunningServer:
 
 
 @contextmanager
-def serve(app: Any, *, startup_timeout: float = 10.0, **config: Any) -> Iterator[RunningServer]:
-    """Serve `app` on 127.0.0.1 on a free port for the duration of the block.
+def serve(
+    app: Any, *, startup_timeout: float = 10.0, port: int = 0, **config: Any
+) -> Iterator[RunningServer]:
+    """Serve `app` on 127.0.0.1 on a free port (or `port`) for the duration of the block.
 
     Keyword arguments go to `uvicorn.Config` (e.g. `http="h11"`); by default lifespan,
     websockets and the access log are off so tests stay quiet and fast.
@@ -58,7 +60,7 @@ def serve(app: Any, *, startup_timeout: float = 10.0, **config: Any) -> Iterator
     # sockets it is handed, and without it every reply written as headers + body waits
     # ~40 ms for a delayed ACK on loopback.
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    sock.bind(("127.0.0.1", 0))
+    sock.bind(("127.0.0.1", port))
     port = sock.getsockname()[1]
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, **options))
     failure: list[BaseException] = []

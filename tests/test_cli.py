@@ -562,11 +562,11 @@ def test_a_command_imports_its_own_module_not_the_others() -> None:
 @pytest.mark.parametrize(
     ("args", "code", "err"),
     [
-        (["stats"], 2, "mcc stats: error: Missing argument 'DIR'. (see 'mcc stats --help')\n"),
+        (["stats"], 2, "mcc stats: error: Missing argument 'PATH...'. (see 'mcc stats --help')\n"),
         (["nope"], 2, "mcc: error: No such command 'nope'. (see 'mcc --help')\n"),
         (["demo", "--rollouts", "0"], 2, "mcc demo: error: Invalid value for '--rollouts': 0 is not in the range 1<=x<=1000. (see 'mcc demo --help')\n"),
         (["serve", "--upstream", "ftp://x", "--capture-dir", "/tmp/mcc-unused"], 1, "mcc serve: error: upstream must be an http(s) URL, got 'ftp://x'\n"),
-        (["stats", sys.executable], 2, f"mcc stats: error: Invalid value for 'DIR': Directory '{sys.executable}' is a file. (see 'mcc stats --help')\n"),
+        (["stats", sys.executable], 1, f"mcc stats: error: {sys.executable}: not a capture file (<rollout_id>.capture.jsonl)\n"),
         (["stats", ".", "--jobs", "0"], 2, "mcc stats: error: Invalid value for '--jobs' / '-j': 0 is not in the range x>=1. (see 'mcc stats --help')\n"),
         (["export", str(SAMPLE), "--out", "/nonexistent-mcc-out/calls.parquet"], 1, "mcc export: error: /nonexistent-mcc-out: no such directory\n"),
     ],
@@ -582,7 +582,7 @@ def test_the_installed_script_reports_errors_without_a_traceback(tmp_path: Path)
     assert (run.returncode, run.stdout, run.stderr) == (
         1,
         "",
-        f"mcc stats: error: {tmp_path / 'missing'}: no such directory\n",
+        f"mcc stats: error: {tmp_path / 'missing'}: no such file or directory\n",
     )
 
 
@@ -647,3 +647,81 @@ def test_export_tokens_of_calls_without_token_ids_says_why_and_how(
         " generation_token_ids). Capture them from a server that returns them, e.g. vLLM with"
         ' "return_token_ids": true in the request (docs/formats.md, "Token trajectories")\n'
     )
+
+
+# -- a capture file wherever a directory is read ---------------------------------------------
+
+
+def test_stats_reads_capture_files_as_it_reads_their_directory(
+    demo: tuple[Path, Any], mcc: Run
+) -> None:
+    demo_dir, _ = demo
+    files = [str(demo_dir / "model-calls" / f"{r}.capture.jsonl") for r in ROLLOUT_IDS]
+    one = mcc("stats", files[0], "--json")
+    assert one[0] == 0, one[2]
+    assert sum(row["calls"] for row in json.loads(one[1])) == len(_capture_lines(demo_dir, "0-0"))
+    code, by_files, _ = mcc("stats", *files, "--json")
+    assert code == 0
+    assert json.loads(by_files) == json.loads(mcc("stats", str(demo_dir), "--json")[1])
+
+
+def test_show_reads_a_capture_file_as_its_rollout(demo: tuple[Path, Any], mcc: Run) -> None:
+    demo_dir, _ = demo
+    path = str(demo_dir / "model-calls" / "3-0.capture.jsonl")
+    for flags in ([], ["--raw"], ["--raw", "--payloads"]):
+        by_file = mcc("show", path, *flags)
+        assert by_file[0] == 0, by_file[2]
+        assert by_file == mcc("show", str(demo_dir), "3-0", *flags)
+    assert mcc("show", path, "3-0")[1] == mcc("show", path)[1]
+    code, out, err = mcc("show", path, "1-0")
+    assert (code, out, err) == (1, "", f"mcc show: error: {path}: holds rollout '3-0', not '1-0'\n")
+
+
+def test_show_without_a_rollout_id_shows_the_only_one_or_names_them(
+    demo: tuple[Path, Any], tmp_path: Path, mcc: Run
+) -> None:
+    demo_dir, _ = demo
+    shutil.copy(demo_dir / "model-calls" / "2-0.capture.jsonl", tmp_path)
+    assert mcc("show", str(tmp_path))[1] == mcc("show", str(tmp_path), "2-0")[1]
+    code, _, err = mcc("show", str(demo_dir))
+    root = demo_dir / "model-calls"
+    assert (code, err) == (
+        1,
+        f"mcc show: error: {root}: name a rollout; found: 0-0, 1-0, 2-0, 3-0\n",
+    )
+
+
+def test_export_reads_capture_files_as_it_reads_their_directory(
+    demo: tuple[Path, Any], tmp_path: Path, mcc: Run
+) -> None:
+    demo_dir, _ = demo
+    files = [str(demo_dir / "model-calls" / f"{r}.capture.jsonl") for r in ROLLOUT_IDS]
+    assert mcc("export", *files, "--out", str(tmp_path / "files.jsonl"))[0] == 0
+    assert mcc("export", str(demo_dir), "--out", str(tmp_path / "dir.jsonl"))[0] == 0
+    by_files = (tmp_path / "files.jsonl").read_bytes()
+    assert by_files == (tmp_path / "dir.jsonl").read_bytes() and by_files.count(b"\n") == 25
+
+
+@pytest.mark.parametrize("command", ["stats", "show", "export"])
+def test_a_file_that_is_not_a_capture_file_is_one_error_line(
+    demo: tuple[Path, Any], tmp_path: Path, mcc: Run, command: str
+) -> None:
+    demo_dir, _ = demo
+    path = demo_dir / "rollouts.jsonl"
+    extra = ["--out", str(tmp_path / "x.jsonl")] if command == "export" else []
+    code, out, err = mcc(command, str(path), *extra)
+    assert (code, out) == (1, "")
+    assert err == f"mcc {command}: error: {path}: not a capture file (<rollout_id>.capture.jsonl)\n"
+
+
+def test_show_of_a_capture_file_reports_its_incomplete_marker(
+    demo: tuple[Path, Any], tmp_path: Path, mcc: Run
+) -> None:
+    demo_dir, _ = demo
+    path = tmp_path / "0-0.capture.jsonl"
+    shutil.copy(demo_dir / "model-calls" / "0-0.capture.jsonl", path)
+    assert "gaps" not in json.loads(mcc("show", str(path), "--raw")[1])
+    (tmp_path / "0-0.capture.incomplete").touch()
+    attachment = json.loads(mcc("show", str(path), "--raw")[1])
+    assert attachment["gaps"] == [{"code": "model_call_capture_incomplete"}]
+    assert attachment == json.loads(mcc("show", str(tmp_path), "0-0", "--raw")[1])

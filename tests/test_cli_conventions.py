@@ -78,17 +78,18 @@ def test_a_missing_directory_is_one_error_for_every_command(
 ) -> None:
     missing = tmp_path / "nope"
     args = {**_commands(missing, tmp_path), "view": ["view", str(missing)]}[command]
-    what = "no such file or directory" if command == "validate" else "no such directory"
+    # The commands that take files too say so.
+    what = "no such directory" if command in ("view", "compact") else "no such file or directory"
     assert mcc(*args) == (1, "", f"mcc {command}: error: {missing}: {what}\n")
 
 
 @pytest.mark.parametrize(
     ("args", "code", "err"),
     [
-        (["stats"], 2, "mcc stats: error: Missing argument 'DIR'. (see 'mcc stats --help')\n"),
+        (["stats"], 2, "mcc stats: error: Missing argument 'PATH...'. (see 'mcc stats --help')\n"),
         (["nope"], 2, "mcc: error: No such command 'nope'. (see 'mcc --help')\n"),
         (["--nope"], 2, "mcc: error: No such option '--nope'. (see 'mcc --help')\n"),
-        (["show", "."], 2, "mcc show: error: Missing argument 'ROLLOUT_ID'. (see 'mcc show --help')\n"),
+        (["compact"], 2, "mcc compact: error: Missing argument 'DIRECTORY'. (see 'mcc compact --help')\n"),
         (["stats", str(SAMPLE.parent), "--jobs", "x"], 2, "mcc stats: error: Invalid value for '--jobs' / '-j': 'x' is not a valid integer range. (see 'mcc stats --help')\n"),
         (["export", str(SAMPLE.parent), "--format", "otlp"], 1, "mcc export: error: --format otlp needs --endpoint URL\n"),
     ],
@@ -109,7 +110,7 @@ def test_python_dash_m_of_the_package_is_the_command(tmp_path: Path) -> None:
     assert (run.returncode, run.stdout, run.stderr) == (
         1,
         "",
-        f"mcc stats: error: {tmp_path / 'nope'}: no such directory\n",
+        f"mcc stats: error: {tmp_path / 'nope'}: no such file or directory\n",
     )
 
 

@@ -312,3 +312,163 @@ def test_an_unreachable_live_endpoint_fails_no_call_and_loses_no_line(tmp_path: 
             assert reply.choices[0].message.content
     records = read_model_call_records(CaptureStore(tmp_path / "calls"), "down-1")
     assert len(records) == 3 and all(r.error_category is None for r in records)
+
+
+def _capture_calls(directory: Path, rollout_id: str, prompts: list[str], layout: str) -> None:
+    """Real calls through the capture middleware (openai SDK, real uvicorn) into `directory`."""
+    import openai
+
+    from model_call_capture import CaptureConfig, install_model_call_capture
+    from model_call_capture.demo.model_server import create_app
+    from servers import serve
+
+    config = CaptureConfig(
+        observability_enabled=True,
+        model_call_capture_dir=str(directory),
+        capture_layout=layout,  # type: ignore[arg-type]
+    )
+    app = install_model_call_capture(create_app(), config, model_server_name="grow")
+    with serve(app) as server:
+        client = openai.OpenAI(base_url=f"{server.url}/ng-rollout/{rollout_id}/v1", api_key="-")
+        for i, prompt in enumerate(prompts):
+            messages: Any = [{"role": "user", "content": prompt}]
+            if i % 2:
+                for _ in client.chat.completions.create(
+                    model="demo-gpt", messages=messages, stream=True
+                ):
+                    pass
+            else:
+                client.chat.completions.create(model="demo-gpt", messages=messages)
+
+
+def _incremental(
+    directory: Path, url: str, home: Path, *args: str
+) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-m", "model_call_capture.cli", "export", str(directory)]
+    command += ["--format", "otlp", "--endpoint", url, "--incremental", *args]
+    env = {**os.environ, "XDG_STATE_HOME": str(home), "OTEL_EXPORTER_OTLP_TRACES_TIMEOUT": "3"}
+    return subprocess.run(command, capture_output=True, text=True, timeout=120, env=env)
+
+
+def _ids(directory: Path, rollout_id: str) -> list[str]:
+    records = read_model_call_records(CaptureStore(directory), rollout_id)
+    return [f"{span_id_for(rollout_id, r):016x}" for r in records]
+
+
+def _trace(url: str, rollout_id: str, expected: int) -> list[str]:
+    """The span ids Phoenix stores in the trace of `rollout_id` (waiting for `expected`)."""
+    trace = f"{trace_id_for(rollout_id):032x}"
+    deadline = time.monotonic() + 30
+    while True:
+        ids = [s["context"]["span_id"] for s in _spans(url, 0) if s["context"]["trace_id"] == trace]
+        if len(ids) >= expected or time.monotonic() > deadline:
+            return ids
+        time.sleep(0.5)
+
+
+def test_incremental_sends_each_call_once_and_a_grown_rollout_in_its_trace(
+    phoenix: str, tmp_path: Path
+) -> None:
+    """Calls appended to a rollout later, by a writer of another layout (a segment, merged
+    with the shared file by `completed_at`), reach Phoenix as new spans of the same trace;
+    nothing is sent twice (the relay counts every span sent: Phoenix itself stores a span
+    sent again once, and could not tell)."""
+    from otlp_tools import Receiver
+    from servers import serve
+
+    calls, home = tmp_path / "calls", tmp_path / "home"
+    relay = Receiver(relay_to=phoenix)
+    _capture_calls(calls, "grow-1", ["one", "two"], "shared")
+    with serve(relay) as server:
+        run = _incremental(calls, server.url, home)
+        assert run.returncode == 0, run.stderr
+        assert "sent 2 spans" in run.stdout
+        first = _ids(calls, "grow-1")
+        assert sorted(relay.span_ids) == sorted(first)
+
+        again = _incremental(calls, server.url, home)
+        assert again.returncode == 0 and "is up to date" in again.stdout
+        assert len(relay.span_ids) == 2
+
+        _capture_calls(calls, "grow-1", ["three", "four", "five"], "segments")
+        assert len(CaptureStore(calls).rollout("grow-1").files) == 2
+        grown = _incremental(calls, server.url, home)
+        assert grown.returncode == 0, grown.stderr
+        assert "sent 3 spans" in grown.stdout
+    every = _ids(calls, "grow-1")
+    assert len(every) == 5
+    assert sorted(relay.span_ids) == sorted(every)  # each sent exactly once
+    assert sorted(_trace(phoenix, "grow-1", 5)) == sorted(every)
+
+
+def test_a_send_to_an_endpoint_that_is_down_is_sent_by_the_next_run(
+    phoenix: str, demo_calls: Path, tmp_path: Path
+) -> None:
+    from otlp_tools import Receiver
+    from servers import serve
+
+    calls, home = tmp_path / "calls", tmp_path / "home"
+    calls.mkdir()
+    demo = sorted(demo_calls.glob("*.capture.jsonl"))
+    (calls / "down-1.capture.jsonl").write_bytes(demo[0].read_bytes())
+    relay = Receiver(relay_to=phoenix)
+    with serve(relay) as server:
+        url, port = server.url, server.port
+        assert _incremental(calls, url, home).returncode == 0
+    (state,) = home.rglob("*.json")
+    before = state.read_bytes()
+    with (calls / "down-1.capture.jsonl").open("ab") as f:  # the rollout grows
+        f.write(demo[1].read_bytes())
+    down = _incremental(calls, url, home)  # nothing listens on the port now
+    assert down.returncode == 1 and "did not accept" in down.stderr
+    assert state.read_bytes() == before
+    sent = len(relay.span_ids)
+    with serve(relay, port=port):
+        up = _incremental(calls, url, home)
+    assert up.returncode == 0, up.stderr
+    every = _ids(calls, "down-1")
+    assert sorted(relay.span_ids) == sorted(every)
+    assert len(relay.span_ids) - sent == len(every) - sent > 0
+    assert sorted(_trace(phoenix, "down-1", len(every))) == sorted(every)
+
+
+def test_since_sends_the_calls_started_at_or_after_it_and_incremental_goes_on_from_there(
+    phoenix: str, demo_calls: Path, tmp_path: Path
+) -> None:
+    import datetime
+
+    from otlp_tools import Receiver
+    from servers import serve
+
+    calls, home = tmp_path / "calls", tmp_path / "home"
+    calls.mkdir()
+    demo = sorted(demo_calls.glob("*.capture.jsonl"))
+    (calls / "since-1.capture.jsonl").write_bytes(demo[0].read_bytes())
+    records = read_model_call_records(CaptureStore(calls), "since-1")
+    starts = sorted(r.started_at for r in records if r.started_at is not None)
+    assert len(starts) >= 3
+    cut = starts[len(starts) // 2]
+    later = [f"{span_id_for('since-1', r):016x}" for r in records if (r.started_at or 0) >= cut]
+    relay = Receiver(relay_to=phoenix)
+    with serve(relay) as server:
+        plain = _export(calls, "--endpoint", server.url, "--since", repr(cut))
+        assert plain.returncode == 0, plain.stderr
+        assert sorted(relay.span_ids) == sorted(later)
+        relay.span_ids.clear()
+        # ISO 8601 without a zone is UTC; a second before `cut` takes the same calls here.
+        moment = datetime.datetime.fromtimestamp(int(cut), datetime.UTC).replace(tzinfo=None)
+        iso = _incremental(calls, server.url, home, "--since", moment.isoformat())
+        assert iso.returncode == 0, iso.stderr
+        assert sorted(relay.span_ids) == sorted(
+            f"{span_id_for('since-1', r):016x}" for r in records if (r.started_at or 0) >= int(cut)
+        )
+        # The calls before TIME were looked at: an incremental run without --since does not
+        # send them later; the rollout's new calls it does.
+        with (calls / "since-1.capture.jsonl").open("ab") as f:
+            f.write(demo[1].read_bytes())
+        relay.span_ids.clear()
+        assert _incremental(calls, server.url, home).returncode == 0
+    new = _ids(calls, "since-1")[len(records) :]
+    assert sorted(relay.span_ids) == sorted(new)
+    stored = set(_trace(phoenix, "since-1", len(later) + len(new)))
+    assert set(later) | set(new) <= stored

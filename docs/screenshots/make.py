@@ -52,9 +52,11 @@ def main() -> None:
         try:
             with sync_playwright() as p:
                 browser = p.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
-                page = browser.new_page(viewport={"width": 1280, "height": 352})
+                page = browser.new_page(viewport={"width": 1280, "height": 620})
                 page.goto(url)
                 page.wait_for_selector("#rollouts tbody tr[data-id]")
+                page.wait_for_selector("figure[data-chart='reward'] svg rect.bar")
+                page.wait_for_selector("#where b")
                 page.screenshot(path=HERE / "rollouts.png")
                 page.set_viewport_size({"width": 1280, "height": 1240})
                 page.goto(url + "rollouts/1-0")

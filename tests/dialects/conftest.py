@@ -72,3 +72,57 @@ def json_values(keys: st.SearchStrategy[str]) -> st.SearchStrategy[Any]:
     """
     inner = _scalars | st.lists(_scalars, max_size=3) | st.dictionaries(keys, _scalars, max_size=3)
     return _scalars | st.lists(inner, max_size=3) | st.dictionaries(keys, inner, max_size=4)
+
+
+# --- the typed and general paths of the OpenAI streams of choices (chat, Completions) -----
+
+EVERY_CHUNK = 1 << 30
+"""`MISSES` under which every chunk is tried on the typed path, however many it refused."""
+
+
+def _reassembled(dialect: str, body: bytes, pieces: int) -> bytes:
+    """The whole result of reassembling `body` (cut into `pieces`) as canonical JSON bytes."""
+    from model_call_capture.reassembly import StreamReassembler
+
+    reassembler = StreamReassembler(dialect)
+    step = max(1, len(body) // pieces)
+    for start in range(0, len(body), step):
+        reassembler.feed(body[start : start + step])
+    result = reassembler.finish()
+    return msgspec.json.encode(
+        [result.response, result.terminal, result.truncated, result.error, result.dropped]
+    )
+
+
+def both_paths(
+    dialect: str, body: bytes, pieces: int = 1, misses: int = EVERY_CHUNK
+) -> tuple[bytes, bytes]:
+    """`body` reassembled by the general path alone (`_choice_stream.MISSES = 0`), then with
+    the typed path tried (`misses`: by default on every chunk), each as canonical JSON bytes
+    (dict key order counts) with the terminal kind, the error and the notes."""
+    from model_call_capture.dialects.chat import _choice_stream
+
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        monkeypatch.setattr(_choice_stream, "MISSES", 0)
+        general = _reassembled(dialect, body, pieces)
+        monkeypatch.setattr(_choice_stream, "MISSES", misses)
+        typed = _reassembled(dialect, body, pieces)
+    return general, typed
+
+
+def sse_body(payloads: list[Any]) -> bytes:
+    """A data-only stream: one `data:` event per payload (a str is sent as it is: raw JSON
+    text), then `[DONE]`."""
+    return b"".join(
+        b"data: " + (p.encode() if isinstance(p, str) else json.dumps(p).encode()) + b"\n\n"
+        for p in payloads
+    ) + (b"data: [DONE]\n\n")
+
+
+def typed_taken(dialect: str, body: bytes) -> int:
+    """How many of the body's data events the typed path of `dialect` takes, every one tried
+    on it in turn (none on the general path), into one stream state."""
+    from model_call_capture.dialects import get_dialect
+
+    state: Any = get_dialect(dialect).new_stream_state()
+    return sum(state._take(part[6:]) for part in body.split(b"\n\n") if part.startswith(b"data: {"))

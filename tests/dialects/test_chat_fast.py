@@ -2,8 +2,9 @@
 
 The general path (plain JSON values merged by hand) defines the result; the typed path
 takes the common chunk shape faster. Every test here reassembles the same bytes twice,
-once with the typed path off (`MISSES = 0`), and compares the two results byte for byte
-as JSON (so dict key order counts), with the terminal kind, the error and the notes.
+once with the typed path off (`_choice_stream.MISSES = 0`), and compares the two results
+byte for byte as JSON (so dict key order counts), with the terminal kind, the error and
+the notes (`conftest.both_paths`, shared with `test_completions_fast.py`).
 """
 
 from __future__ import annotations
@@ -12,63 +13,35 @@ import json
 from pathlib import Path
 from typing import Any
 
-import msgspec
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from conftest import CORPUS
-from model_call_capture.dialects.chat import _choice, _fast
+from model_call_capture.dialects.chat import _choice, _choice_stream
 from model_call_capture.dialects.chat._stream import StreamState
-from model_call_capture.reassembly import StreamReassembler
 from model_call_capture.sse import SseEvent
+
+from .conftest import both_paths, sse_body, typed_taken
 
 CHAT_STREAMS = sorted(CORPUS.glob("streams/chat/*.sse"))
 
 
-def _result(body: bytes, chunks: int, monkeypatch: pytest.MonkeyPatch, misses: int) -> bytes:
-    """The whole result of reassembling `body` (cut into `chunks` pieces) as canonical bytes."""
-    monkeypatch.setattr(_fast, "MISSES", misses)
-    reassembler = StreamReassembler("chat")
-    step = max(1, len(body) // chunks)
-    for start in range(0, len(body), step):
-        reassembler.feed(body[start : start + step])
-    result = reassembler.finish()
-    return msgspec.json.encode(
-        [result.response, result.terminal, result.truncated, result.error, result.dropped]
-    )
-
-
-def _both(body: bytes, monkeypatch: pytest.MonkeyPatch, chunks: int = 1) -> tuple[bytes, bytes]:
-    # `MISSES` read before the first run sets it to 0 (read after, both runs took the
-    # general path only).
-    misses = _fast.MISSES
-    return (
-        _result(body, chunks, monkeypatch, misses=0),
-        _result(body, chunks, monkeypatch, misses=misses),
-    )
+def _both(body: bytes, chunks: int = 1) -> tuple[bytes, bytes]:
+    """The general path's result, then the typed path's as a stream takes it."""
+    return both_paths("chat", body, chunks, misses=_choice_stream.MISSES)
 
 
 def _taken(body: bytes) -> int:
-    """How many of the body's events the typed path took (every event tried on it)."""
-    state = StreamState()
-    taken = 0
-    with pytest.MonkeyPatch.context() as monkeypatch:
-        monkeypatch.setattr(_fast, "MISSES", 1 << 30)
-        for part in body.split(b"\n\n"):
-            if part.startswith(b"data: {"):
-                taken += _fast.take(state, part[6:])
-    return taken
+    return typed_taken("chat", body)
 
 
 @pytest.mark.parametrize("path", CHAT_STREAMS, ids=lambda p: p.stem)
-def test_corpus_streams_end_the_same_on_both_paths(
-    path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_corpus_streams_end_the_same_on_both_paths(path: Path) -> None:
     body = path.read_bytes()
-    general, typed = _both(body, monkeypatch)
+    general, typed = _both(body)
     assert typed == general
-    general, typed = _both(body, monkeypatch, chunks=7)
+    general, typed = _both(body, chunks=7)
     assert typed == general
 
 
@@ -78,12 +51,6 @@ def test_the_corpus_takes_the_typed_path() -> None:
     assert taken > 2 * len(CHAT_STREAMS)
 
 
-def _sse(payloads: list[Any]) -> bytes:
-    return b"".join(b"data: " + json.dumps(p).encode() + b"\n\n" for p in payloads) + (
-        b"data: [DONE]\n\n"
-    )
-
-
 def test_a_plain_text_stream_is_taken_whole() -> None:
     chunks = [
         {"id": "c1", "object": "chat.completion.chunk", "created": 7, "model": "m", "choices": []}
@@ -91,7 +58,7 @@ def test_a_plain_text_stream_is_taken_whole() -> None:
         {"id": "c1", "choices": [{"index": 0, "delta": {"content": w}, "finish_reason": None}]}
         for w in ("a", "b", "c")
     ]
-    assert _taken(_sse(chunks)) == 4
+    assert _taken(sse_body(chunks)) == 4
 
 
 # Chunks of the common shape, with the values that test its rules (nulls, empty strings,
@@ -201,11 +168,9 @@ def _delta(**members: Any) -> dict[str, Any]:
 @example([{"id": v, "model": v, "created": n} for v, n in (("", 0), ("a", 7), ("b", 9))])
 @example([{"usage": {"total_tokens": 3}}, {"usage": None}])
 def test_generated_streams_end_the_same_on_both_paths(payloads: list[dict[str, Any]]) -> None:
-    body = _sse(payloads)
-    with pytest.MonkeyPatch.context() as monkeypatch:
-        general = _result(body, 1, monkeypatch, misses=0)
-        # Every chunk tried on the typed path, however many it refused before.
-        typed = _result(body, 1, monkeypatch, misses=1 << 30)
+    body = sse_body(payloads)
+    # Every chunk tried on the typed path, however many it refused before.
+    general, typed = both_paths("chat", body)
     assert typed == general
 
 
@@ -217,17 +182,14 @@ def test_generated_streams_past_the_bound_end_the_same_on_both_paths(
     payloads: list[dict[str, Any]],
 ) -> None:
     """With a bound of one choice, the generated streams (choices 0 and 1) pass it."""
-    body = _sse(payloads)
+    body = sse_body(payloads)
     with pytest.MonkeyPatch.context() as monkeypatch:
         monkeypatch.setattr(_choice, "MAX_ENTRIES", 1)
-        general = _result(body, 1, monkeypatch, misses=0)
-        typed = _result(body, 1, monkeypatch, misses=1 << 30)
+        general, typed = both_paths("chat", body)
     assert typed == general
 
 
-def test_a_stream_past_the_bound_ends_the_same_on_both_paths(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def test_a_stream_past_the_bound_ends_the_same_on_both_paths() -> None:
     # New choices up to one short of the bound, a chunk of a new one (the last kept) and an
     # old one, a chunk of a new one (the first dropped) and an old one, then new choices
     # (refused by the typed path) between text for kept choices (which it takes).
@@ -238,10 +200,10 @@ def test_a_stream_past_the_bound_ends_the_same_on_both_paths(
     for i in range(bound, bound + 40):
         payloads.append({"choices": [{"index": i, "delta": {"content": "d"}}]})
         payloads.append({"choices": [{"index": i % 7, "delta": {"reasoning": "e"}}]})
-    body = _sse(payloads)
-    general, typed = _both(body, monkeypatch)
+    body = sse_body(payloads)
+    general, typed = _both(body)
     assert typed == general
-    general, typed = _both(body, monkeypatch, chunks=7)
+    general, typed = _both(body, chunks=7)
     assert typed == general
     result = json.loads(general)
     assert len(result[0]["choices"]) == bound
@@ -269,15 +231,15 @@ def test_a_common_chunk_takes_the_typed_path(payload: dict[str, Any]) -> None:
             if isinstance(c.get("delta"), dict)
         )
     )
-    assert _taken(_sse([payload])) == (not refused)
+    assert _taken(sse_body([payload])) == (not refused)
 
 
 def test_a_stream_the_shape_keeps_refusing_stops_being_tried() -> None:
     state = StreamState()
     odd = json.dumps({"choices": [{"index": 0, "delta": {"tool_calls": []}}]}).encode()
-    for _ in range(_fast.MISSES + 3):
+    for _ in range(_choice_stream.MISSES + 3):
         state.feed(SseEvent(data=odd))
-    assert state._misses == _fast.MISSES
+    assert state._misses == _choice_stream.MISSES
     plain = json.dumps({"choices": [{"index": 0, "delta": {"content": "a"}}]}).encode()
     state.feed(SseEvent(data=plain))
-    assert state._misses == _fast.MISSES  # not tried again: the general path took it
+    assert state._misses == _choice_stream.MISSES  # not tried again: the general path took it

@@ -826,6 +826,15 @@ def test_derive_total_from_parts_and_cached_tokens() -> None:
     assert (derived.tokens_total, derived.cached_tokens, derived.cache_hit) == (15, 4, True)
 
 
+def test_derive_cached_tokens_as_deepseek_states_them() -> None:
+    """DeepSeek's completions (FIM) state cached tokens as `prompt_cache_hit_tokens`, as in
+    its chat replies: the usage is chat's, derived once (`chat._derive.choices_derived`)."""
+    usage = {"prompt_tokens": 10, "completion_tokens": 5, "prompt_cache_hit_tokens": 8}
+    derived = completions.derive(None, {"usage": usage})
+    assert (derived.cached_tokens, derived.cache_hit) == (8, True)
+    assert derived == get_dialect("chat").derive(None, {"usage": usage})
+
+
 _keys = st.sampled_from(
     [
         "choices",

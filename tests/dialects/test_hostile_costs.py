@@ -99,7 +99,7 @@ def test_many_completions_chunks_of_one_choice_copy_nothing_already_joined() -> 
     # The state is fed parsed chunks here: JSON text cannot carry the counting types.
     CopiedText.copied = CopiedList.copied = 0
     state = completions_state()
-    choice = state._choices  # built by the first chunk below
+    choice = state.choices  # built by the first chunk below
     for n in range(N):
         fragment = {
             "index": 0,

@@ -145,3 +145,47 @@ def mcc_view(directory: Path, *args: str) -> Iterator[str]:
         for stream in (proc.stdout, proc.stderr):
             if stream is not None:
                 stream.close()
+
+
+def rollout_row(task_index: int, repeat: int = 0, **fields: Any) -> bytes:
+    """One line of a collector's rollouts file: the agent's record and the `_ng_*` stamps."""
+    row = {
+        "response": {"output": [{"type": "message", "content": "an answer " * 20}]},
+        **fields,
+        "_ng_task_index": task_index,
+        "_ng_rollout_index": repeat,
+        "ng_model_call_capture": {"rollout_id": f"{task_index}-{repeat}", "calls": []},
+    }
+    return json.dumps(row).encode() + b"\n"
+
+
+HOSTILE_FIELD = "<script>window.__pwned = 'field'</script>"
+
+
+def write_hostile_rollouts(root: Path, max_line_bytes: int) -> Path:
+    """Captures of rollouts 0-0, 1-0, 2-0 and 10-0, and beside them a rollouts file that is
+    wrong every way a file can be; returns the file. Its lines, numbered as editors do:
+
+    1 0-0 reward 0.5 with a script tag in a field; 2 not JSON; 3 a JSON array; 4 names no
+    rollout; 5 an id that is not one; 6 a line longer than `max_line_bytes`; 7 1-0 reward
+    "high" (not a number); 8 a rollout without captures; 9 0-0 again, reward 0.25 (shown);
+    10 2-0 reward 1 with a script tag in a 5,000-character text; 11 10-0 reward 2.
+    """
+    store = CaptureStore(root)
+    for rollout_id in ("0-0", "1-0", "2-0", "10-0"):
+        store.append(rollout_id, chat_line())
+    path = root / "rollouts.jsonl"
+    path.write_bytes(
+        rollout_row(0, reward=0.5, note=HOSTILE_FIELD)
+        + b"{not json\n"
+        + b"[1, 2]\n"
+        + b'{"reward": 1}\n'
+        + b'{"_ng_rollout_id": "../../etc/passwd", "reward": 1}\n'
+        + rollout_row(5, reward=1, blob="x" * (max_line_bytes + 10))
+        + rollout_row(1, reward="high")
+        + rollout_row(99, reward=3)
+        + rollout_row(0, reward=0.25, note="again")
+        + rollout_row(2, reward=1, note=HOSTILE_FIELD + "y" * 5000)
+        + rollout_row(10, reward=2)
+    )
+    return path

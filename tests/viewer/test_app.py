@@ -20,7 +20,7 @@ from conftest import CompletionsRollout
 from model_call_capture.store import CaptureStore
 from model_call_capture.viewer import CSP, create_app
 
-from .conftest import HOSTILE_MODEL, SCRIPT, chat_line, write_hostile_dir
+from .conftest import HOSTILE_MODEL, SCRIPT, chat_line, rollout_row, write_hostile_dir
 
 
 @pytest.fixture
@@ -115,7 +115,7 @@ def test_pages_have_no_inline_script_or_style(client: TestClient) -> None:
     for path in ("/", "/rollouts/evil"):
         html = client.get(path).text
         assert "<script>" not in html and "style=" not in html and "<style" not in html
-        assert html.count('<script src="/static/') == 2
+        assert html.count("<script") == html.count('<script src="/static/') >= 2
 
 
 def test_it_is_read_only(client: TestClient, hostile: Path) -> None:
@@ -246,3 +246,58 @@ def test_view_warns_about_every_interface_an_empty_directory_and_no_browser(
     CaptureStore(tmp_path).append("r", chat_line())
     _, err = _view_stderr(tmp_path)
     assert "warning" not in err
+
+
+def test_the_header_names_the_directory_as_given_and_as_read(tmp_path: Path) -> None:
+    root = tmp_path / "model-calls"
+    CaptureStore(root).append("0-0", chat_line())
+    (tmp_path / "rollouts.jsonl").write_bytes(rollout_row(0, reward=1))
+    app = create_app(root, shown="./run <b>1</b>")
+    with TestClient(app, base_url="http://127.0.0.1") as client:
+        info = client.get("/api/info").json()
+    assert info == {
+        "directory": "./run <b>1</b>",
+        "capture_dir": str(root.resolve()),
+        "rollouts_file": str(tmp_path / "rollouts.jsonl"),
+    }
+
+
+def test_reward_filters_and_field_sorts_over_http(tmp_path: Path) -> None:
+    store = CaptureStore(tmp_path)
+    for rollout_id in ("0-0", "1-0", "2-0"):
+        store.append(rollout_id, chat_line())
+    elsewhere = tmp_path / "elsewhere.jsonl"  # `--rollouts FILE`: any name, any place
+    elsewhere.write_bytes(
+        rollout_row(0, reward=3, grade="b") + rollout_row(1, reward=1, grade="a")
+        + rollout_row(2, reward=2, grade="c")
+    )  # fmt: skip
+    with TestClient(create_app(tmp_path, rollouts=elsewhere), base_url="http://127.0.0.1") as c:
+
+        def ids(**params: str) -> list[str]:
+            reply = c.get("/api/rollouts", params=params)
+            assert reply.status_code == 200
+            return [r["rollout_id"] for r in reply.json()["rollouts"]]
+
+        assert ids(sort="reward") == ["1-0", "2-0", "0-0"]
+        assert ids(sort="reward", order="desc") == ["0-0", "2-0", "1-0"]
+        assert ids(sort="field:grade") == ["1-0", "0-0", "2-0"]
+        assert ids(reward_min="1.5") == ["0-0", "2-0"]
+        assert ids(reward_min="1.5", reward_max="2.5") == ["2-0"]
+        # Numbers that are none are ignored: nan, inf, text, a thousand digits.
+        for odd in ("nan", "inf", "-Infinity", "abc", "9" * 1000, "1e999"):
+            assert ids(reward_min=odd, reward_max=odd) == ["0-0", "1-0", "2-0"], odd
+        assert ids(sort="field:" + "x" * 5000) == ["0-0", "1-0", "2-0"]
+        page = c.get("/api/rollouts").json()
+        assert page["fields"] == ["reward", "grade"]
+        assert page["rollouts"][0]["reward"] == 3 and page["rollouts"][0]["fields"]["grade"] == "b"
+        assert page["overview"]["totals"]["mean_reward"] == 2
+        assert [h["name"] for h in page["overview"]["histograms"]] == [
+            "tokens", "latency_ms", "reward",
+        ]  # fmt: skip
+
+
+def test_view_warns_when_the_rollouts_file_it_names_is_not_there(tmp_path: Path) -> None:
+    CaptureStore(tmp_path).append("r", chat_line())
+    missing = tmp_path / "later" / "rollouts.jsonl"
+    _, err = _view_stderr(tmp_path, "--rollouts", str(missing))
+    assert f"mcc view: warning: {missing} is not a file yet; rewards show once it is" in err

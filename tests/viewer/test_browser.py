@@ -21,13 +21,16 @@ from model_call_capture.store import CaptureStore
 
 from .conftest import (
     HOSTILE_ARGS,
+    HOSTILE_FIELD,
     HOSTILE_MODEL,
     IMG,
     LINK,
     SCRIPT,
     chat_line,
     mcc_view,
+    rollout_row,
     write_hostile_dir,
+    write_hostile_rollouts,
 )
 
 if TYPE_CHECKING:
@@ -110,7 +113,13 @@ def test_the_demo_table_and_conversation(demo_calls: Path, watch: Watch) -> None
         cells = page.eval_on_selector_all(
             "#rollouts tbody tr[data-id='3-0'] td", "tds => tds.map(t => t.textContent)"
         )
-        assert cells[:4] == ["3-0", "7", "1", "0"]
+        assert cells[:5] == [
+            "3-0",
+            "1",
+            "7",
+            "1",
+            "0",
+        ]  # id, reward (rollouts.jsonl), calls, errors, gaps
         page.click("text=1-0")
         page.wait_for_selector("article.call")
         # In page order: who speaks, and each call's card.
@@ -258,4 +267,115 @@ def test_concurrent_calls_are_side_by_side_on_the_timeline(tmp_path: Path, watch
         assert l2 > r1  # call 2 starts after both ended
         marks = page.query_selector_all("#timeline .ttft")
         assert len(marks) == 3  # the first token of each call is marked inside its bar
+        watch.ran_nothing()  # while the server runs: a poll after it stops is refused
+
+
+def _column(page: Page, index: int) -> list[str]:
+    return [
+        str(t)
+        for t in page.eval_on_selector_all(
+            f"#rollouts tbody tr[data-id] td:nth-child({index})",
+            "tds => tds.map(t => t.textContent)",
+        )
+    ]
+
+
+def test_rewards_sort_and_filter_and_the_header_names_the_directory(
+    demo_calls: Path, tmp_path: Path, watch: Watch
+) -> None:
+    root = tmp_path / "run <b>7</b>"  # the header shows a directory's name as text
+    calls = root / "model-calls"
+    store = CaptureStore(calls)
+    for rollout_id in ("0-0", "1-0", "2-0", "10-0"):
+        store.append(rollout_id, chat_line())
+    (root / "rollouts.jsonl").write_bytes(
+        rollout_row(0, reward=0.5, task="run 10") + rollout_row(1, reward=1, task="run 2")
+        + rollout_row(2, reward=-1, task="run 1") + rollout_row(10, reward=0.75, task="run 3")
+    )  # fmt: skip
+    page = watch.page
+    with mcc_view(root) as url:
+        page.goto(url)
+        assert _rows(page) == ["0-0", "1-0", "2-0", "10-0"]
+        page.wait_for_function("() => document.querySelector('#where b') !== null")
+        assert _text(page, "#where") == f"{root} → {calls}"
+        heads = page.eval_on_selector_all("#rollouts th", "ths => ths.map(t => t.textContent)")
+        assert heads[:4] == ["rollout", "reward", "task", "calls"]
+        assert _column(page, 2) == ["0.5", "1", "-1", "0.75"]
+        assert _column(page, 3) == ["run 10", "run 2", "run 1", "run 3"]
+        page.click("th[data-sort='reward']")
+        _wait_rows(page, ["2-0", "0-0", "10-0", "1-0"])
+        page.click("th[data-sort='reward']")
+        _wait_rows(page, ["1-0", "10-0", "0-0", "2-0"])
+        page.click("th[data-sort='field:task']")
+        _wait_rows(page, ["2-0", "1-0", "10-0", "0-0"])  # run 1, 2, 3, 10
+        page.fill("#reward_min", "0.6")
+        _wait_rows(page, ["1-0", "10-0"])
+        assert "reward_min=0.6" in page.url
+        page.wait_for_function("() => document.querySelector('[data-total=mean_reward] .value')"
+                               ".textContent === '0.875'")  # fmt: skip
+        page.fill("#reward_min", "")
+        page.select_option("#error", "any")
+        page.wait_for_selector("#rollouts tbody tr.empty")
+        page.goto(url + "rollouts/1-0")  # the rollout page's header names it too
+        page.wait_for_function("() => document.querySelector('#where b') !== null")
+        assert _text(page, "#where") == f"{root} → {calls}"
+        watch.ran_nothing()  # while the server runs: a poll after it stops is refused
+
+
+def _bars(page: Page, chart: str) -> list[int]:
+    return [
+        int(c)
+        for c in page.eval_on_selector_all(
+            f"figure[data-chart='{chart}'] svg rect.bar", "rs => rs.map(r => r.dataset.count)"
+        )
+    ]
+
+
+def test_totals_and_histograms_are_drawn_from_the_api(demo_calls: Path, watch: Watch) -> None:
+    page = watch.page
+    with mcc_view(demo_calls) as url:
+        api = page.request.get(url + "api/rollouts").json()
+        page.goto(url)
+        page.wait_for_selector("figure[data-chart='reward'] svg rect.bar")
+        totals = {
+            str(k): str(v)
+            for k, v in page.eval_on_selector_all(
+                "#sums .tile",
+                "ts => ts.map(t => [t.dataset.total, t.querySelector('.value').textContent])",
+            )
+        }
+        assert totals == {
+            "rollouts": "4", "calls": "25", "errors": "1", "tokens_in": "2,880",
+            "tokens_out": "960", "mean_reward": "1",
+        }  # fmt: skip
+        for histogram in api["overview"]["histograms"]:
+            wanted = [b["count"] for b in histogram["bins"]]
+            assert wanted and _bars(page, histogram["name"]) == wanted, histogram["name"]
+        assert _bars(page, "reward") == [4]  # every demo rollout earned 1.0
+        assert sum(_bars(page, "latency_ms")) == 25 and sum(_bars(page, "tokens")) == 24
+        assert page.evaluate("document.querySelectorAll('script[src^=\"http\"]').length") == 0
+        assert "4 of 4 rows joined" in _text(page, "#rollouts-file")
+        watch.ran_nothing()  # while the server runs: a poll after it stops is refused
+
+
+def test_a_hostile_rollouts_file_is_shown_as_text_and_counted(tmp_path: Path, watch: Watch) -> None:
+    write_hostile_rollouts(tmp_path, 64 * 1024)
+    page = watch.page
+    with mcc_view(tmp_path, "--max-line-bytes", str(64 * 1024)) as url:
+        page.goto(url)
+        assert _rows(page) == ["0-0", "1-0", "2-0", "10-0"]
+        page.wait_for_selector("#rollouts-file details")
+        note = _text(page, "#rollouts-file")
+        for fact in ("4 of 11 rows joined", "1 for rollouts without captures", "5 damaged lines",
+                     "1 duplicate row", "1 reward not a number"):  # fmt: skip
+            assert fact in note, fact
+        page.click("#rollouts-file summary")
+        lines = _text(page, "#rollouts-file ul")
+        assert "line 2: JSON is malformed" in lines and "line 6: longer than 65,536 bytes" in lines
+        assert _column(page, 2) == ["0.25", "high", "1", "2"]
+        assert _column(page, 3)[2].startswith(HOSTILE_FIELD)  # shown, as text
+        counts: Any = page.evaluate(
+            "({scripts: document.scripts.length, imgs: document.images.length})"
+        )
+        assert counts == {"scripts": 4, "imgs": 0}  # the page's own (common, charts, table, search)
         watch.ran_nothing()  # while the server runs: a poll after it stops is refused

@@ -8,12 +8,16 @@ from pathlib import Path
 
 from model_call_capture.store import CaptureStore
 
-from .conftest import HOSTILE_TOOL, SCRIPT, mcc_view
+from .conftest import HOSTILE_TOOL, IMG, SCRIPT, mcc_view, write_hostile_dir
 from .test_browser import Watch, _text, browser, pytestmark, watch
 from .test_rollnav import NATURAL, write_ids
 from .test_setup import PIRATE, _chat, write_setup_dir
 
 __all__ = ["browser", "pytestmark", "watch"]  # the fixtures and the timeout, used here
+
+NO_MATCH = (
+    "() => (document.querySelector('#found .note') || {}).textContent?.startsWith('0 rollouts')"
+)
 
 
 def _open_all(watch: Watch, selector: str) -> None:
@@ -106,4 +110,47 @@ def test_previous_and_next_follow_natural_order_by_link_and_key(
         at("2-1")
         page.click("#next-rollout")
         at("10-0")
+        watch.ran_nothing()
+
+
+def test_the_search_box_finds_text_in_messages(demo_calls: Path, watch: Watch) -> None:
+    page = watch.page
+    with mcc_view(demo_calls) as url:
+        page.goto(url)
+        page.wait_for_selector("#rollouts tbody tr[data-id]")
+        page.fill("#q", "amsterdam")
+        page.wait_for_selector("#found li[data-id]")
+        found = page.eval_on_selector_all("#found li[data-id]", "ls => ls.map(l => l.dataset.id)")
+        assert found == ["3-0"]
+        assert _text(page, "#found li mark") == "Amsterdam"
+        assert "searched 4 of 4 rollouts" in _text(page, "#found .note")
+        page.fill("#q", "Zanzibar")
+        page.wait_for_function(NO_MATCH)
+        page.fill("#q", "")
+        page.wait_for_selector("#found", state="hidden")
+        page.fill("#q", "AMSTERDAM")
+        page.wait_for_selector("#found li[data-id='3-0'] a")
+        page.click("#found li[data-id='3-0'] a")
+        page.wait_for_url(url + "rollouts/3-0#call-0")
+        page.wait_for_selector("#call-0")
+        page.goto(url + "rollouts/3-0#call-5")  # a call far down: scrolled to once it exists
+        page.wait_for_selector("#call-5")
+        page.wait_for_function("() => window.scrollY > 0")
+        watch.ran_nothing()
+
+
+def test_a_hostile_query_and_hostile_matches_render_as_text(tmp_path: Path, watch: Watch) -> None:
+    root = write_hostile_dir(tmp_path / "calls")
+    page = watch.page
+    with mcc_view(root) as url:
+        page.goto(url)
+        page.wait_for_selector("#rollouts tbody tr[data-id]")
+        page.fill("#q", IMG)  # the query is itself markup, and the message holds it
+        page.wait_for_selector("#found li[data-id='evil']")
+        assert _text(page, "#found li mark") == IMG
+        assert SCRIPT in _text(page, "#found") or IMG in _text(page, "#found")
+        page.fill("#q", "(a+)+$" + "\\" * 50)
+        page.wait_for_function(NO_MATCH)
+        counts = page.evaluate("({imgs: document.images.length, scripts: document.scripts.length})")
+        assert counts["imgs"] == 0
         watch.ran_nothing()

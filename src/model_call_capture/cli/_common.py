@@ -22,10 +22,11 @@ from rich.text import Text
 
 from ..contracts import ModelCallRecord
 from ..reader import DEFAULT_MAX_LINE_BYTES
-from ..store import CaptureStore
+from ..store import CaptureStore, Rollout, rollout_of_file
 
 __all__ = [
     "RolloutRecords",
+    "Sources",
     "capture_root",
     "command_name",
     "fmt_int",
@@ -37,6 +38,7 @@ __all__ = [
     "no_capture_files",
     "note",
     "open_captures",
+    "open_sources",
     "percentile",
     "plural",
     "read_rollouts",
@@ -241,3 +243,46 @@ def listen(host: str, port: int) -> socket.socket:
         ) from None
     sock.set_inheritable(True)
     return sock
+
+
+@dataclass(frozen=True, slots=True)
+class Sources:
+    """What a reading command was pointed at: capture directories and files, as rollouts."""
+
+    paths: tuple[str, ...]
+    """The paths as the user typed them."""
+    rollouts: list[Rollout]
+    """Every rollout of each directory, and each file's own rollout, in the order named."""
+    store: CaptureStore | None = None
+    """The store when the paths are one directory: what a reader keyed by the directory
+    (an incremental export's state) is given instead of the rollouts."""
+
+    @property
+    def label(self) -> str:
+        """The paths, for a note that names what was read (`mcc validate LABEL`)."""
+        return " ".join(self.paths)
+
+
+def open_sources(paths: Sequence[str]) -> Sources:
+    """The rollouts of the capture directories and capture files `paths`, as `validate` takes them.
+
+    A directory is read as `capture_root` says (a demo directory's `model-calls/`); a file
+    is its own rollout (`store.rollout_of_file`: that file alone, a segment too). A missing
+    path, or a file whose name is not a capture file's, is one error line.
+    """
+    rollouts: list[Rollout] = []
+    store = None
+    for path in paths:
+        if Path(path).is_dir():
+            store = open_captures(path)
+            rollouts += store.rollouts()
+        elif not Path(path).exists():
+            raise click.ClickException(f"{path}: no such file or directory")
+        else:
+            try:
+                rollouts.append(rollout_of_file(path))
+            except ValueError:
+                raise click.ClickException(
+                    f"{path}: not a capture file (<rollout_id>.capture.jsonl)"
+                ) from None
+    return Sources(tuple(paths), rollouts, store if len(paths) == 1 else None)

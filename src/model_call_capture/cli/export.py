@@ -22,7 +22,7 @@ from ._common import (
     jobs_option,
     max_line_bytes_option,
     note,
-    open_captures,
+    open_sources,
     plural,
     stdout,
     unreadable_note,
@@ -36,7 +36,7 @@ PAYLOAD_FIELDS = PAYLOAD_COLUMNS
 
 
 @click.command()
-@click.argument("directory", metavar="DIR", type=click.Path(file_okay=False))
+@click.argument("paths", metavar="PATH...", nargs=-1, required=True)
 @click.option(
     "--out",
     "out",
@@ -64,7 +64,17 @@ PAYLOAD_FIELDS = PAYLOAD_COLUMNS
 @click.option(
     "--incremental",
     is_flag=True,
-    help="Update the dataset at --out: export only rollouts that are new or changed since.",
+    help="Update the dataset at --out: export only rollouts that are new or changed since"
+    " (otlp: send only the calls not sent before to --endpoint).",
+)
+@click.option(
+    "--state",
+    "state",
+    default=None,
+    metavar="FILE",
+    type=click.Path(dir_okay=False),
+    help="otlp --incremental: the state file (default: one per directory and endpoint"
+    " under $XDG_STATE_HOME/model-call-capture/export-sent/).",
 )
 @click.option(
     "--tokens",
@@ -82,12 +92,13 @@ PAYLOAD_FIELDS = PAYLOAD_COLUMNS
 @jobs_option()
 @max_line_bytes_option()
 def export(
-    directory: str,
+    paths: tuple[str, ...],
     out: str | None,
     fmt: str | None,
     payloads: bool,
     partition_by: str | None,
     incremental: bool,
+    state: str | None,
     tokens: bool,
     row_group_size: int,
     jobs: int | None,
@@ -95,6 +106,9 @@ def export(
     **interchange: Any,
 ) -> None:
     """One row per call: `rollout_id` and every ModelCallRecord field.
+
+    PATH is a capture directory (or a demo directory with `model-calls/` inside) or a
+    capture file; several are exported together, in the order named.
 
     With --tokens, one row per token trajectory instead (`build_token_trajectories`: the
     calls of a rollout chained by their token ids, with a loss mask and log-probs;
@@ -114,19 +128,22 @@ def export(
       mcc export /data/model-calls --out calls/ --partition-by model --incremental
       mcc export /data/model-calls --out trajectories.parquet --tokens
       mcc export /data/model-calls --format otlp --endpoint http://127.0.0.1:6006
+      mcc export /data/model-calls --format otlp --endpoint http://127.0.0.1:6006 --incremental
       mcc export /data/model-calls --format atif --out trajectories/ --agent-name my-agent
 
     --format otlp sends one OpenTelemetry GenAI span per call to an OTLP/HTTP endpoint
-    (pip install 'model-call-capture[otel]'); --format atif writes one ATIF-v1.7
-    trajectory per rollout and a manifest.jsonl into the new directory --out.
+    (pip install 'model-call-capture[otel]'); with --incremental only the calls not sent
+    before to that endpoint (the state file: --state, docs/formats.md); --format atif
+    writes one ATIF-v1.7 trajectory per rollout and a manifest.jsonl into the new
+    directory --out.
     """
     columns = [c.strip() for c in partition_by.split(",")] if partition_by else []
-    source = open_captures(directory)
+    sources = open_sources(paths)
     try:
         # The command's own process: its tables go to a file, never to pandas.
         with pandas_refused():
             result = export_rollouts(
-                source,
+                sources.store if sources.store is not None else sources.rollouts,
                 out,
                 format=fmt,
                 payloads=payloads,
@@ -136,22 +153,24 @@ def export(
                 row_group_size=row_group_size,
                 max_line_bytes=max_line_bytes,
                 jobs=jobs,
-                format_options=format_options(fmt, directory, interchange),
+                format_options=format_options(fmt, paths[0], interchange),
+                state=state,
             )
     except (ExportError, OtlpExportError) as exc:
         raise click.ClickException(str(exc)) from None
-    _report(result, directory)
+    _report(result, sources.label)
     if result.skipped:
         raise click.exceptions.Exit(2)
 
 
 def _report(result: ExportResult, directory: str) -> None:
     target = result.destination
+    state = f" (state: {result.state})" if result.state else ""
     if result.up_to_date:
-        stdout().print(f"{target} is up to date", soft_wrap=True)
+        stdout().print(f"{target} is up to date{state}", soft_wrap=True)
         return
     if result.output == "endpoint":
-        headline = f"sent {result.rows} {result.unit} to {target}"
+        headline = f"sent {result.rows} {result.unit} to {target}{state}"
     elif result.output == "directory":
         headline = f"wrote {result.rows} {result.unit} to {target}"
     else:
@@ -174,8 +193,7 @@ def _report(result: ExportResult, directory: str) -> None:
 
 def _left_out_note(result: ExportResult) -> str:
     """Why calls are in no row: for token trajectories, the token ids and how to get them."""
-    count = result.calls_left_out
-    calls = plural(count, "call")
+    calls = plural(result.calls_left_out, "call")
     if result.unit != "token trajectories":
         return (
             f"{calls} left out: the {result.format} format has no place for them (docs/formats.md)"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
+from pathlib import Path
 from typing import Any
 
 import click
@@ -14,6 +15,8 @@ from rich.text import Text
 from .. import _codec
 from .._parallel import map_files
 from ..contracts import ModelCallRecord
+from ..reader import DEFAULT_MAX_LINE_BYTES
+from ..store import CaptureStore, Rollout, file_is_incomplete
 from ..viewer import CallView, Conversation
 from ._common import (
     RolloutRecords,
@@ -24,9 +27,9 @@ from ._common import (
     max_line_bytes_option,
     note,
     open_captures,
+    open_sources,
     percentile,
     plural,
-    read_rollouts,
     safe_json,
     safe_text,
     stdout,
@@ -131,18 +134,20 @@ def stats_rows(rows: Sequence[StatsRow]) -> list[list[str | Text]]:
 
 
 @click.command()
-@click.argument("directory", metavar="DIR", type=click.Path(file_okay=False))
+@click.argument("paths", metavar="PATH...", nargs=-1, required=True)
 @click.option(
     "--json", "as_json", is_flag=True, help="Print the figures as a JSON list instead of a table."
 )
 @jobs_option()
 @max_line_bytes_option()
 @wide_option()
-def stats(directory: str, as_json: bool, jobs: int | None, max_line_bytes: int, wide: bool) -> None:
+def stats(
+    paths: tuple[str, ...], as_json: bool, jobs: int | None, max_line_bytes: int, wide: bool
+) -> None:
     """Calls, errors, tokens, latency and TTFT per model and dialect.
 
-    DIR holds `<rollout_id>.capture.jsonl` files (or is a demo directory with
-    `model-calls/` inside). Sums are over the calls that reported a value; percentiles
+    PATH is a directory of `<rollout_id>.capture.jsonl` files (or a demo directory with
+    `model-calls/` inside), or a capture file; several are summed together. Sums are over the calls that reported a value; percentiles
     are nearest-rank, so each is a latency that was actually measured. Files are read
     in parallel (`--jobs`), each in memory bounded by its own size; the output does not
     depend on the number of jobs.
@@ -151,8 +156,10 @@ def stats(directory: str, as_json: bool, jobs: int | None, max_line_bytes: int, 
     Example:
       mcc stats /data/model-calls
       mcc stats ./mcc-demo --json | jq '.[] | {model, calls, latency_p95_ms}'
+      mcc stats ./mcc-demo/model-calls/0-0.capture.jsonl
     """
-    rollouts = open_captures(directory).rollouts()
+    sources = open_sources(paths)
+    rollouts = sources.rollouts
     files = [StatsJob(rollout, max_line_bytes) for rollout in rollouts]
     summary = FileStats()
     errors = []
@@ -175,7 +182,7 @@ def stats(directory: str, as_json: bool, jobs: int | None, max_line_bytes: int, 
         wide=wide,
     )
     if summary.damaged:
-        note(unreadable_note(summary.damaged, directory))
+        note(unreadable_note(summary.damaged, sources.label))
 
 
 CALL_COLUMNS = (
@@ -220,8 +227,8 @@ def _call_rows(conversation: Conversation) -> list[list[str | Text]]:
 
 
 @click.command()
-@click.argument("directory", metavar="DIR", type=click.Path(file_okay=False))
-@click.argument("rollout_id")
+@click.argument("path", metavar="PATH")
+@click.argument("rollout_id", required=False)
 @click.option(
     "--payloads",
     is_flag=True,
@@ -235,47 +242,39 @@ def _call_rows(conversation: Conversation) -> list[list[str | Text]]:
     help="Print the ng_model_call_capture attachment as JSON instead (--json: the old name).",
 )
 @wide_option()
-def show(directory: str, rollout_id: str, payloads: bool, as_json: bool, wide: bool) -> None:
+def show(path: str, rollout_id: str | None, payloads: bool, as_json: bool, wide: bool) -> None:
     """One rollout as the conversation it was: its calls, turns, tool calls and results.
 
-    A table of the calls, then each call's new input turns and its output, with the
-    call's model, status, finish reason, tokens, TTFT and latency; damaged lines are shown
-    where they are. `--raw` prints the rollout's attachment as JSON (the calls without
-    payloads; with `--payloads`, with them). `mcc view` shows the same in a browser.
+    PATH is a capture directory (or a demo directory) and ROLLOUT_ID one of its rollouts,
+    or a capture file, which is its rollout (ROLLOUT_ID may then be left out, as for a
+    directory of one rollout). A table of the calls, then each call's new input turns and
+    its output, with the call's model, status, finish reason, tokens, TTFT and latency;
+    damaged lines are shown where they are. `--raw` prints the rollout's attachment as
+    JSON (the calls without payloads; with `--payloads`, with them). `mcc view` shows the
+    same in a browser.
 
     \b
     Example:
       mcc show ./mcc-demo 0-0
+      mcc show ./mcc-demo/model-calls/0-0.capture.jsonl
       mcc show /data/model-calls 17-3-a1 --raw --payloads > rollout.json
     """
-    from ..collection import merge_model_call_capture_into_record
+    from ..records import iter_rollout_records
     from ..viewer import Entries, build_conversation
 
-    store = open_captures(directory)
-    root = store.root
-    known = store.rollout_ids()
-    if rollout_id not in known:
-        listed = ", ".join(known[:5]) + (f" and {len(known) - 5} more" if len(known) > 5 else "")
-        raise click.ClickException(
-            f"{root}: no capture for rollout {rollout_id!r}; found: {listed or 'none'}"
-        )
+    rollout, incomplete, store = _named_rollout(path, rollout_id)
     if as_json:
-        row: dict[str, Any] = merge_model_call_capture_into_record(
-            {"_ng_rollout_id": rollout_id}, [str(root)], include_payloads=payloads
-        )
-        click.echo(safe_json(_codec.encode(row["ng_model_call_capture"])))
+        click.echo(safe_json(_codec.encode(_attachment(rollout, incomplete, store, payloads))))
         return
     conversation = build_conversation(
-        rollout_id,
-        Entries(store.rollout(rollout_id), max_line_bytes=store.max_line_bytes),
-        incomplete=store.is_incomplete(rollout_id),
+        rollout.id, Entries(rollout, max_line_bytes=_LINE_CAP), incomplete=incomplete
     )
     console = stdout()
     print_table(
         console,
         CALL_COLUMNS,
         _call_rows(conversation),
-        title=f"rollout {rollout_id}: {conversation.calls} calls",
+        title=f"rollout {rollout.id}: {conversation.calls} calls",
         wide=wide,
     )
     if conversation.damaged:
@@ -283,8 +282,49 @@ def show(directory: str, rollout_id: str, payloads: bool, as_json: bool, wide: b
     for renderable in conversation_renderables(conversation):
         console.print(renderable)
     if payloads:
-        (rollout,) = read_rollouts(root, [rollout_id])
-        _print_payloads(rollout)
+        stream = iter_rollout_records(rollout, max_line_bytes=_LINE_CAP)
+        _print_payloads(RolloutRecords(rollout.id, list(stream), stream.damaged))
+
+
+_LINE_CAP = DEFAULT_MAX_LINE_BYTES  # `show` has no --max-line-bytes: the readers' default
+
+
+def _named_rollout(path: str, rollout_id: str | None) -> tuple[Rollout, bool, CaptureStore | None]:
+    """The rollout `mcc show` was asked for, whether it is marked incomplete, and its store
+    (None for a file named by its path, which is the rollout alone)."""
+    if not Path(path).is_dir():
+        (rollout,) = open_sources([path]).rollouts
+        if rollout_id not in (None, rollout.id):
+            raise click.ClickException(f"{path}: holds rollout {rollout.id!r}, not {rollout_id!r}")
+        return rollout, file_is_incomplete(path), None
+    store = open_captures(path)
+    root = store.root
+    known = store.rollout_ids()
+    if rollout_id is None and len(known) == 1:
+        rollout_id = known[0]
+    if rollout_id not in known:
+        listed = ", ".join(known[:5]) + (f" and {len(known) - 5} more" if len(known) > 5 else "")
+        wanted = (
+            "name a rollout" if rollout_id is None else f"no capture for rollout {rollout_id!r}"
+        )
+        raise click.ClickException(f"{root}: {wanted}; found: {listed or 'none'}")
+    return store.rollout(rollout_id), store.is_incomplete(rollout_id), store
+
+
+def _attachment(
+    rollout: Rollout, incomplete: bool, store: CaptureStore | None, payloads: bool
+) -> Any:
+    """The rollout's `ng_model_call_capture`: as the collector attaches it from a
+    directory, or built from the named file alone."""
+    from ..collection import merge_model_call_capture_into_record, rollout_capture
+
+    if store is not None:
+        row: dict[str, Any] = merge_model_call_capture_into_record(
+            {"_ng_rollout_id": rollout.id}, [str(store.root)], include_payloads=payloads
+        )
+        return row["ng_model_call_capture"]
+    capture = rollout_capture(rollout, incomplete=incomplete, include_payloads=payloads)
+    return _codec.to_builtins(capture)
 
 
 def _print_payloads(rollout: RolloutRecords) -> None:

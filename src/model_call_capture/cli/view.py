@@ -33,8 +33,23 @@ _LOCAL = ("127.0.0.1", "localhost", "::1")
     show_default=True,
     help="Open the viewer in the default browser.",
 )
+@click.option(
+    "--rollouts",
+    "rollouts",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="The collector's rollouts file whose rewards and fields join the table "
+    "(default: rollouts.jsonl in DIR's capture directory or the directory holding it).",
+)
 @max_line_bytes_option()
-def view(directory: str, host: str, port: int, open_browser: bool, max_line_bytes: int) -> None:
+def view(
+    directory: str,
+    host: str,
+    port: int,
+    open_browser: bool,
+    rollouts: str | None,
+    max_line_bytes: int,
+) -> None:
     """A local web app to read the rollouts of DIR: a table, and each rollout as a conversation.
 
     Read only: nothing under DIR is written. The pages follow the files, so a run that is
@@ -45,6 +60,7 @@ def view(directory: str, host: str, port: int, open_browser: bool, max_line_byte
     Example:
       mcc view ./mcc-demo --open
       mcc view /data/model-calls --port 8765
+      mcc view /data/model-calls --rollouts /data/train-rollouts.jsonl
     """
     import uvicorn
 
@@ -61,10 +77,16 @@ def view(directory: str, host: str, port: int, open_browser: bool, max_line_byte
     if host in ("0.0.0.0", "::"):
         # Not a URL a browser can open: the same server answers on this machine's loopback.
         url = f"http://{'[::1]' if host == '::' else '127.0.0.1'}:{bound_port}/"
-    app = create_app(root, allowed_hosts=hosts, max_line_bytes=max_line_bytes)
+    app = create_app(
+        root,
+        allowed_hosts=hosts,
+        max_line_bytes=max_line_bytes,
+        shown=directory,
+        rollouts=rollouts,
+    )
     click.echo(f"Serving {url}", nl=True)
     click.echo(safe_text(f"mcc view: reading {root} (read only); Ctrl-C stops"), err=True)
-    for warning in _warnings(root, host, bound_port):
+    for warning in _warnings(root, host, bound_port, rollouts):
         note(warning, kind="warning")
     if open_browser:
         threading.Timer(0.5, _open, args=(url,)).start()
@@ -77,7 +99,7 @@ def view(directory: str, host: str, port: int, open_browser: bool, max_line_byte
     uvicorn.Server(config).run(sockets=[sock])
 
 
-def _warnings(root: Path, host: str, port: int) -> list[str]:
+def _warnings(root: Path, host: str, port: int, rollouts: str | None) -> list[str]:
     """What a user should know before reading the page: who else can, and an empty DIR."""
     from ..store import CaptureStore
 
@@ -90,6 +112,8 @@ def _warnings(root: Path, host: str, port: int) -> list[str]:
         )
     if not CaptureStore(root).has_rollouts():
         out.append(f"{root} holds no capture files yet; the table fills as they land")
+    if rollouts is not None and not Path(rollouts).is_file():
+        out.append(f"{rollouts} is not a file yet; rewards show once it is")
     return out
 
 

@@ -15,6 +15,7 @@ from ._attachment import (
     build_model_call_capture,
     clear_model_call_captures_for_rollouts,
     merge_model_call_capture_into_record,
+    rollout_capture,
 )
 from ._collector import (
     LOCK_FILE_NAME,
@@ -38,4 +39,5 @@ __all__ = [
     "collect",
     "merge_model_call_capture_into_record",
     "read_rows",
+    "rollout_capture",
 ]

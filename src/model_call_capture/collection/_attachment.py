@@ -24,9 +24,10 @@ import msgspec
 from .. import _codec
 from ..contracts import ModelCallCapture, ModelCallRecord, ObservationGap
 from ..errors import UnsupportedFormatError
-from ..records import aggregate_model_call_records, iter_model_call_records
+from ..reader import DEFAULT_MAX_LINE_BYTES
+from ..records import aggregate_model_call_records, iter_model_call_records, iter_rollout_records
 from ..rollout_ids import rollout_id_for_body, validate_rollout_id
-from ..store import CaptureStore
+from ..store import CaptureStore, Rollout
 
 __all__ = [
     "ATTACHMENT_KEY",
@@ -35,6 +36,7 @@ __all__ = [
     "build_model_call_capture",
     "clear_model_call_captures_for_rollouts",
     "merge_model_call_capture_into_record",
+    "rollout_capture",
 ]
 
 ATTACHMENT_KEY = "ng_model_call_capture"
@@ -89,6 +91,44 @@ def build_model_call_capture(
         in_files = stream.lines.damaged_files
         if set(in_files) - {store.path(rollout_id)}:  # NeMo Gym's detail for its one file
             named.extend(f"{f.relative_to(directory)}: {n}" for f, n in sorted(in_files.items()))
+    return _capture(rollout_id, calls, damaged, named, unreadable, incomplete, include_payloads)
+
+
+def rollout_capture(
+    rollout: Rollout,
+    *,
+    incomplete: bool = False,
+    include_payloads: bool = False,
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+) -> ModelCallCapture:
+    """The typed attachment of `rollout` read from its own files (a directory's rollout, or
+    the capture files a caller named: `store.rollouts_from`), with the same gaps.
+
+    `incomplete` is whether the rollout's incomplete marker exists, which a `Rollout`
+    does not carry.
+    """
+    calls: list[ModelCallRecord] = []
+    damaged = 0
+    unreadable: list[str] = []
+    stream = iter_rollout_records(rollout, max_line_bytes=max_line_bytes)
+    try:
+        calls = list(stream)
+        damaged = stream.damaged
+    except (OSError, UnsupportedFormatError) as exc:
+        unreadable.append(f"{stream.lines.file or rollout.id}: {exc}")
+    return _capture(rollout.id, calls, damaged, [], unreadable, incomplete, include_payloads)
+
+
+def _capture(
+    rollout_id: str,
+    calls: list[ModelCallRecord],
+    damaged: int,
+    named: list[str],
+    unreadable: list[str],
+    incomplete: bool,
+    include_payloads: bool,
+) -> ModelCallCapture:
+    """The attachment of what was read: payloads left out unless asked for, and the gaps."""
     if not include_payloads:
         unset = msgspec.UNSET
         calls = [

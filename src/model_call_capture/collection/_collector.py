@@ -2,7 +2,8 @@
 
 `collect` holds its capture directory's lock for the whole run, plans one rollout per row
 and repeat, clears the captures of exactly the rollouts about to run, dispatches them with
-bounded concurrency and appends each finished one to the output; see its docstring.
+bounded concurrency and appends each finished one to the output; see its docstring, and
+docs/collector.md for what it writes and how calls are joined to rollouts.
 """
 
 from __future__ import annotations

@@ -54,7 +54,13 @@ Writing a sink (a new format is one module here and one line in `_formats.SINKS`
      target, which must not exist. `endpoint`: `out` is None and the sink sends to the
      destination in its options. Import heavy modules only after the first part is in
      (`next(parts, None)`), so the workers are forked before.
-3. A test that exports `mcc demo`'s captures through it and checks the result with the
+3. An endpoint sink may take `incremental` (the engine keeps its state: `_sent`): it
+   has a `resume_options` property (the options a state must agree on, e.g. OTLP's
+   `{"content": ...}`), reads each rollout with `UnsentRecords(rollout)` (the records
+   not sent before; all of them for a plain `Rollout`) and returns its `marks` in
+   `Part(sent=(stream.marks,))`. The engine gives `part` only rollouts with something
+   new, and records the marks once `write` returned (the endpoint took every row).
+4. A test that exports `mcc demo`'s captures through it and checks the result with the
    format's own reader or validator.
 
 `mcc export` exits with status 2 when a sink skipped a rollout (the export is published,
@@ -66,6 +72,7 @@ from __future__ import annotations
 from ._engine import DEFAULT_ROW_GROUP_SIZE, export
 from ._formats import SINKS, SinkFactory
 from ._parts import ExportResult
+from ._sent import UnsentRecords
 from ._sink import ExportOptions, Output, Part, Sink, Skipped, one_group_each, write_blocks
 
 __all__ = [
@@ -78,6 +85,7 @@ __all__ = [
     "Sink",
     "SinkFactory",
     "Skipped",
+    "UnsentRecords",
     "export",
     "one_group_each",
     "write_blocks",

@@ -18,12 +18,13 @@ from typing import Any
 from .._parallel import default_jobs
 from ..errors import ExportError
 from ..reader import DEFAULT_MAX_LINE_BYTES
-from ..store import Rollout, RolloutSource, rollouts_from
+from ..store import CaptureStore, Rollout, RolloutSource, rollouts_from
 from . import _atomic
 from ._dataset import check_partition_by, update_dataset, write_dataset_dir
 from ._formats import SINKS
 from ._parts import ExportResult, run_parts
-from ._sink import ExportOptions, Sink
+from ._sent import RolloutMarks, SentState, Unsent, default_state_path
+from ._sink import ExportOptions, Part, Sink
 
 __all__ = ["DEFAULT_ROW_GROUP_SIZE", "export"]
 
@@ -46,48 +47,46 @@ def export(
     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
     jobs: int | None = None,
     format_options: Mapping[str, Any] | None = None,
+    state: str | os.PathLike[str] | None = None,
 ) -> ExportResult:
     """Export the calls of `source`'s rollouts to `out`, as `mcc export` does; what it wrote.
 
-    `source` is a capture directory, a `CaptureStore`, rollouts or capture files
-    (`store.rollouts_from`). `format` is a key of `SINKS` (`parquet`, `jsonl`; by default
-    `jsonl` for a `.jsonl`/`.json` name, else `parquet`). One row per call (with
-    `payloads`, the request, response and raw text too), or with `tokens` one per token
-    trajectory. With `partition_by` (columns) or `incremental`, `out` is a hive-partitioned
-    Parquet dataset directory (`arrow.open_export_dataset` reads it); `incremental` exports
-    only the rollouts new or changed since the last export to it (`up_to_date` in the
-    result when there were none). A capture line longer than `max_line_bytes` is counted
-    as damaged (`damaged` in the result) without being held in memory, as every reader
-    does. `jobs` processes read the rollouts (all cores by default); the output is the
-    same bytes whatever their number. Nothing half-written is ever visible at `out`. `format_options` are the format's own (`atif`: `session_id`,
-    `agent_name`, `agent_version`; `otlp`: `endpoint`, `headers`, `content`, `since`; an
-    `otlp` export has no `out`). Raises `ExportError` for options that do not go
-    together, a target it may not replace, or a write that failed.
+    `source`: a capture directory, a `CaptureStore`, rollouts or capture files
+    (`store.rollouts_from`). `format`: a key of `SINKS` (by default `jsonl` for a
+    `.jsonl`/`.json` name, else `parquet`). One row per call (with `payloads`, the request,
+    response and raw text too), or with `tokens` one per token trajectory. With
+    `partition_by` or `incremental`, `out` is a hive-partitioned Parquet dataset directory
+    (`arrow.open_export_dataset`) and `incremental` exports only the rollouts new or changed
+    since the last export to it (`up_to_date` when none were). A capture line longer than
+    `max_line_bytes` is counted as damaged without being held in memory. An endpoint format (`otlp`,
+    no `out`) with `incremental` sends only the calls not sent before to that endpoint, as
+    the state file `state` records (`send_new`). `jobs` processes read the rollouts (all
+    cores by default); the output is the same whatever their number, and nothing
+    half-written is ever visible at `out`. `format_options` are the format's own (`atif`:
+    `session_id`, `agent_name`, `agent_version`; `otlp`: `endpoint`, `headers`, `content`,
+    `since`). Raises `ExportError` for options that do not go together, a target it may not
+    replace, or a write that failed.
     """
     columns = list(partition_by)
-    dataset = bool(columns) or incremental
     suffix = Path(out).suffix if out is not None else ""
-    fmt = format or ("jsonl" if suffix in (".jsonl", ".json") and not dataset else "parquet")
+    jsonl = suffix in (".jsonl", ".json") and not (columns or incremental)
+    fmt = format or ("jsonl" if jsonl else "parquet")
+    # An endpoint format keeps its incremental state apart; a row format, in its dataset.
+    dataset = bool(columns) or (incremental and fmt in _ROW_FORMATS)
     _check_options(fmt, dataset=dataset, tokens=tokens, payloads=payloads)
     # What the user named (the captures, where to write) is checked before the format's
     # needs (an optional dependency): a missing directory is the first thing to fix.
     rollouts = list(rollouts_from(source))
     if out is not None and fmt != "otlp":
         _check_target(Path(out), dataset, "directory" if fmt == "atif" else "file")
-    options = ExportOptions(
-        fmt,
-        payloads=payloads,
-        tokens=tokens,
-        row_group_size=row_group_size,
-        max_line_bytes=max_line_bytes,
-        format_options=dict(format_options or {}),
-    )
+    given = dict(format_options or {})
+    options = ExportOptions(fmt, payloads, tokens, row_group_size, max_line_bytes, given)
     sink = SINKS[fmt](options)
     jobs = jobs or default_jobs()
     result = ExportResult(unit=sink.unit, format=fmt, output=sink.output)
+    _check_state(sink.output, fmt, incremental, state)
     if sink.output == "endpoint":
-        result.destination = sink_destination(sink)
-        sink.write(run_parts(sink, rollouts, jobs, result), None)
+        _send(sink, fmt, source, rollouts, incremental, state, jobs, result)
         return result
     if out is None:
         if sink.output == "file":
@@ -134,17 +133,115 @@ def _write_dataset(
     )
 
 
+def _send(
+    sink: Sink,
+    fmt: str,
+    source: RolloutSource,
+    rollouts: list[Rollout],
+    incremental: bool,
+    state: str | os.PathLike[str] | None,
+    jobs: int,
+    result: ExportResult,
+) -> None:
+    """An endpoint sink's export: every call, or with `incremental` the calls not sent before."""
+    result.destination = sink_destination(sink)
+    if incremental:
+        send_new(sink, rollouts, _sent_state(sink, fmt, source, state), jobs, result)
+    else:
+        sink.write(run_parts(sink, rollouts, jobs, result), None)
+
+
+def send_new(
+    sink: Sink, rollouts: list[Rollout], sent: SentState, jobs: int, result: ExportResult
+) -> None:
+    """Send what `sent` does not list as sent, then record it (`_sent`)."""
+    result.state = str(sent.path)
+    with sent.locked():
+        pending = sent.load(sum(len(r.files) for r in rollouts)).pending(rollouts)
+        if not pending:
+            result.up_to_date = True
+            return
+        _send_pending(sink, rollouts, pending, sent, jobs, result)
+
+
+def _send_pending(
+    sink: Sink,
+    rollouts: list[Rollout],
+    pending: list[Unsent],
+    sent: SentState,
+    jobs: int,
+    result: ExportResult,
+) -> None:
+    marks: list[RolloutMarks] = []
+
+    def recorded(parts: Iterator[Part]) -> Iterator[Part]:
+        for part in parts:
+            marks.extend(part.sent)
+            yield part
+
+    sink.write(recorded(run_parts(sink, pending, jobs, result)), None)
+    # Only now: the sink returned, so the endpoint accepted every span.
+    sent.save(marks, rollouts if sent.whole else None)
+
+
+def _sent_state(
+    sink: Sink,
+    fmt: str,
+    source: RolloutSource,
+    state: str | os.PathLike[str] | None,
+) -> SentState:
+    """The state of an incremental export of `source` by the endpoint sink `sink`."""
+    # Optional member of an endpoint sink: the options that change what it sends.
+    options = getattr(sink, "resume_options", None)
+    if options is None:
+        raise ExportError(f"--format {fmt} has no --incremental")
+    destination = sink_destination(sink)
+    root = _source_root(source)
+    if state is None:
+        if root is None:
+            raise ExportError(
+                "an incremental export of rollouts or files (not a capture directory) needs"
+                " a state file: state=PATH (--state FILE)"
+            )
+        path = default_state_path(destination, root)
+    else:
+        path = Path(state)
+    sent = SentState(path, destination=destination, source=root or "", options=options)
+    sent.whole = root is not None
+    return sent
+
+
+def _source_root(source: RolloutSource) -> str | None:
+    """The capture directory `source` names, resolved; None for rollouts or files."""
+    if isinstance(source, CaptureStore):
+        return str(Path(source.root).resolve())
+    if isinstance(source, (str, os.PathLike)) and Path(source).is_dir():
+        return str(Path(source).resolve())
+    return None
+
+
 def _check_options(fmt: str, *, dataset: bool, tokens: bool, payloads: bool) -> None:
     if fmt not in SINKS:
         raise ExportError(f"unknown export format {fmt!r}: one of {', '.join(SINKS)}")
     if fmt not in _ROW_FORMATS and (dataset or tokens or payloads):
-        raise ExportError(
-            f"--format {fmt} takes none of --partition-by, --incremental, --tokens, --payloads"
-        )
+        raise ExportError(f"--format {fmt} takes none of --partition-by, --tokens, --payloads")
     if dataset and fmt != "parquet":
         raise ExportError("--partition-by and --incremental write Parquet datasets")
     if tokens and (dataset or payloads):
         raise ExportError("--tokens writes one file, without --payloads")
+
+
+def _check_state(
+    output: str, fmt: str, incremental: bool, state: str | os.PathLike[str] | None
+) -> None:
+    if output == "endpoint":
+        if state is not None and not incremental:
+            raise ExportError("--state goes with --incremental")
+    elif state is not None or (incremental and fmt not in _ROW_FORMATS):
+        raise ExportError(
+            f"--format {fmt}: --incremental and --state are for endpoint formats and"
+            " Parquet datasets (which keep their state in their manifest)"
+        )
 
 
 def _check_target(target: Path, dataset: bool, output: str) -> None:

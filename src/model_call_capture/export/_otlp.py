@@ -21,8 +21,8 @@ from ..errors import ExportError, OtlpExportError
 from ..genai import GenAISpan, record_span
 from ..otlp import SpanSender, redacted_content, traces_url
 from ..reader import DEFAULT_MAX_LINE_BYTES
-from ..records import iter_rollout_records
 from ..store import Rollout
+from ._sent import UnsentRecords, shown_endpoint
 from ._sink import ExportOptions, Output, Part, Sink, one_group_each
 
 __all__ = ["OtlpSink", "otlp_sink"]
@@ -50,18 +50,25 @@ class OtlpSink:
     destination: str = field(init=False, default="")
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "destination", traces_url(self.endpoint))
+        # For people and the state file: no userinfo or query (they may hold credentials).
+        object.__setattr__(self, "destination", shown_endpoint(traces_url(self.endpoint)))
+
+    @property
+    def resume_options(self) -> dict[str, Any]:
+        """What an incremental export's state must agree on: what the spans hold."""
+        return {"content": self.content}
 
     def groups(self, rollouts: Sequence[Rollout]) -> list[Sequence[Rollout]]:
         """One rollout a part."""
         return one_group_each(rollouts)
 
     def part(self, rollouts: Sequence[Rollout]) -> Part:
-        """The span descriptions of the rollout's calls (started at or after `since`)."""
+        """The span descriptions of the rollout's calls (started at or after `since`); of an
+        incremental export's rollout (`_sent.Unsent`), only of the calls not sent before."""
         (rollout,) = rollouts
         spans: list[GenAISpan] = []
         untimed = 0
-        stream = iter_rollout_records(rollout, max_line_bytes=self.max_line_bytes)
+        stream = UnsentRecords(rollout, max_line_bytes=self.max_line_bytes)
         for record in stream:
             started = record.started_at
             if self.since is not None and (started is None or started < self.since):
@@ -72,7 +79,7 @@ class OtlpSink:
                 untimed += 1
             else:
                 spans.append(span)
-        return Part(spans, len(spans), stream.damaged, calls_left_out=untimed)
+        return Part(spans, len(spans), stream.damaged, calls_left_out=untimed, sent=(stream.marks,))
 
     def write(self, parts: Iterator[Part], out: Path | None) -> None:
         """Send the spans in batches as the parts come; `OtlpExportError` if refused."""

@@ -48,6 +48,8 @@ class ExportResult:
     """What the sink wrote: a `file`, a `directory`, or to an `endpoint`."""
     up_to_date: bool = False
     """An incremental export found nothing new and wrote nothing."""
+    state: str = ""
+    """The state file of an incremental export to an endpoint (`_sent`)."""
 
     def add(self, part: Part) -> None:
         """Count one part in."""

@@ -72,6 +72,9 @@ class Part:
     calls_left_out: int = 0
     """Calls the format has no place for (OTLP: a call without a start or end time; token
     trajectories: a call without token ids)."""
+    sent: tuple[tuple[str, tuple[Any, ...]], ...] = ()
+    """An incremental endpoint export's new marks of the group's rollouts
+    (`UnsentRecords.marks` of each), which the engine records once `write` returned."""
 
 
 class Sink(Protocol):

@@ -63,7 +63,7 @@ from __future__ import annotations
 
 from ._compact import Compacted
 from ._reading import RolloutLines, read_file_lines
-from ._rollouts import Rollout, capture_files_under, rollout_of_file
+from ._rollouts import Rollout, capture_files_under, file_is_incomplete, rollout_of_file
 from ._sources import RolloutSource, rollouts_from
 from ._store import CaptureStore, FileVersion, ListedRollout
 
@@ -76,6 +76,7 @@ __all__ = [
     "RolloutLines",
     "RolloutSource",
     "capture_files_under",
+    "file_is_incomplete",
     "read_file_lines",
     "rollout_of_file",
     "rollouts_from",

@@ -139,7 +139,8 @@ class RolloutLines:
 
     Once iterated: `count` is the number of lines (blank ones included) and `size` the
     bytes read of the last file (where a reader of what is appended to it goes on).
-    While iterating, `file` is the file being read and `offset` the index of its first line.
+    While iterating, `file` is the file of the line just yielded and `position` that line's
+    number in its own file (NeMo Gym's numbering: what an incremental export resumes from).
     """
 
     __slots__ = (
@@ -152,6 +153,7 @@ class RolloutLines:
         "damaged_files",
         "file",
         "offset",
+        "position",
         "rollout",
         "size",
         "strict",
@@ -183,6 +185,8 @@ class RolloutLines:
         """The index of the current file's first line."""
         self.file: Path | None = None
         """The file being read (the last one read, once done); None before the first."""
+        self.position = 0
+        """The number of the line last yielded in its own file."""
         self.count = 0
         """Lines of every file, blank ones included (set when the iteration ends)."""
         self.size = 0
@@ -203,11 +207,9 @@ class RolloutLines:
             )
             offset = self.offset
             try:
-                if offset:
-                    for index, line in lines:
-                        yield offset + index, line
-                else:
-                    yield from lines
+                for index, line in lines:
+                    self.position = index
+                    yield offset + index, line
             finally:
                 self._add_damaged(lines)
             self.offset += raw.numbered
@@ -224,6 +226,7 @@ class RolloutLines:
         try:
             for item in lines:
                 self.file = merged.source
+                self.position = merged.position
                 yield item
         finally:
             self._add_damaged(lines)

@@ -15,10 +15,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..rollout_ids import rollout_order
-from ._files import CAPTURE_SUFFIX, SEGMENTS_SUFFIX, capture_file_rollout_id
-from ._segments import SEGMENT_SUFFIX, is_segment
+from ._files import CAPTURE_SUFFIX, INCOMPLETE_SUFFIX, SEGMENTS_SUFFIX, capture_file_rollout_id
+from ._segments import SEGMENT_INCOMPLETE_SUFFIX, SEGMENT_SUFFIX, is_segment
 
-__all__ = ["Rollout", "capture_files_under", "directories_under", "rollout_of_file"]
+__all__ = [
+    "Rollout",
+    "capture_files_under",
+    "directories_under",
+    "file_is_incomplete",
+    "rollout_of_file",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +60,18 @@ def rollout_of_file(path: str | os.PathLike[str]) -> Rollout:
     if rollout_id is None:
         raise ValueError(f"{path}: not a capture file (<rollout_id>{CAPTURE_SUFFIX})")
     return Rollout(rollout_id, (path,))
+
+
+def file_is_incomplete(path: str | os.PathLike[str]) -> bool:
+    """True when the incomplete marker of the capture file `path` exists (a capture of its
+    rollout failed): `<rollout_id>.capture.incomplete` beside a shared file, the segment's
+    own `<writer>.incomplete` beside a segment."""
+    path = Path(path)
+    if is_segment(path):
+        marker = path.with_name(path.name[: -len(SEGMENT_SUFFIX)] + SEGMENT_INCOMPLETE_SUFFIX)
+    else:
+        marker = path.with_name(path.name[: -len(CAPTURE_SUFFIX)] + INCOMPLETE_SUFFIX)
+    return os.path.lexists(marker)
 
 
 def directories_under(root: Path) -> Iterator[Path]:

@@ -4,8 +4,12 @@
 - `_entries`: the calls and damaged lines of one file, in file order, read on from where
   an earlier read stopped (over the one line reader, `reader.py`, through the store).
 - `_index`: the rollouts table, one small summary per rollout, updated incrementally.
+- `_rows`: a row of the table (`RolloutSummary`) and how a page picks rows (`Query`).
+- `_outcomes`: the collector's rollouts file (reward and scalar fields per rollout).
+- `_charts`: totals and fixed-bin histograms of the rollouts a page's filters match.
 - `_conversation`: records into turns (the one place; both views use it), and each
   call's setup (system prompt, tools); `_continued` the completion prompt that goes on.
+- `_search`: full-text search of the rollouts' messages, bounded in matches and time.
 - `_app`: the Starlette app (pages, static files, JSON endpoints, security headers);
   `static/` holds the pages, their script and style (shipped in the wheel, nothing
   fetched from elsewhere).

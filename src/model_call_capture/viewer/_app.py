@@ -11,13 +11,17 @@ are refused (a web page the user visits cannot reach the viewer by DNS rebinding
 from __future__ import annotations
 
 import json
+import math
 import os
 import threading
+from collections import deque
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
+import anyio.to_thread
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.middleware.trustedhost import TrustedHostMiddleware
@@ -33,7 +37,9 @@ from ..rollout_ids import validate_rollout_id
 from ..store import CaptureStore
 from ._conversation import Limits, build_conversation
 from ._entries import Call, Entries
-from ._index import SORT_KEYS, Query, RolloutIndex, RolloutSummary
+from ._index import FIELD_SORT, SORT_KEYS, Query, RolloutIndex, RolloutSummary
+from ._outcomes import Outcomes, beside
+from ._search import QUERY_CHARS_MAX, Search, SearchResult
 
 __all__ = ["CSP", "create_app"]
 
@@ -58,6 +64,7 @@ _STATIC_TYPES = {
     ".svg": "image/svg+xml",
 }
 _RAW_CHARS = 1_000_000  # characters of one payload the raw tab shows
+_SEARCHES_MAX = 4  # searches at a time; more are refused (429) rather than queued
 
 
 def _static_files() -> dict[str, tuple[bytes, str]]:
@@ -108,13 +115,24 @@ def _query(request: Request) -> Query:
         number = _codec.ascii_int(value, 8)
         return default if number is None else number
 
+    def real(name: str) -> float | None:
+        value = params.get(name, "").strip()
+        try:
+            number = float(value) if 0 < len(value) <= 40 else None
+        except ValueError:
+            return None
+        return number if number is not None and math.isfinite(number) else None
+
     sort = params.get("sort", "rollout_id")
+    known = sort in SORT_KEYS or (sort.startswith(FIELD_SORT) and len(sort) <= 100)
     return Query(
         model=params.get("model") or None,
         dialect=params.get("dialect") or None,
         error=params.get("error") or None,
         search=(params.get("q") or "")[:200] or None,
-        sort=sort if sort in SORT_KEYS else "rollout_id",
+        reward_min=real("reward_min"),
+        reward_max=real("reward_max"),
+        sort=sort if known else "rollout_id",
         descending=params.get("order") == "desc",
         page=number("page", 1),
         page_size=number("page_size", 50),
@@ -142,11 +160,25 @@ def _error(message: str, status: int) -> Response:
 class _Viewer:
     """The routes' handlers over one capture directory."""
 
-    def __init__(self, store: CaptureStore, limits: Limits) -> None:
+    def __init__(self, store: CaptureStore, limits: Limits, shown: str, outcomes: Outcomes) -> None:
         self.store = store
-        self.index = RolloutIndex(store)
+        self.index = RolloutIndex(store, outcomes=outcomes)
         self.limits = limits
         self.static = _static_files()
+        self.searching = 0
+        self.searched: deque[SearchResult] = deque(maxlen=16)
+        """The last searches' results, cancelled ones too (what a test of cancelling reads)."""
+        self.shown = shown
+
+    def info(self, request: Request) -> Response:
+        """What every page's header says: the directory shown, as given and as read."""
+        return _Json(
+            {
+                "directory": self.shown,
+                "capture_dir": str(self.store.root.resolve()),
+                "rollouts_file": self.index.rollouts_file().path,
+            }
+        )
 
     def _summary(self, request: Request) -> RolloutSummary | None:
         """The summary of the path's rollout: None unless its id is valid and it is here."""
@@ -204,6 +236,43 @@ class _Viewer:
         previous, following = self.index.neighbours(summary.rollout_id)
         return _Json({"previous": previous, "next": following})
 
+    async def search(self, request: Request) -> Response:
+        """Full-text search over the rollouts' messages (`_search.Search`), in steps on a
+        worker thread; between steps, a client that went away cancels it."""
+        params = request.query_params
+        query = params.get("q", "")
+        if not query.strip():
+            return _error("no query: give q=TEXT", 400)
+        if len(query) > QUERY_CHARS_MAX:
+            return _error(f"the query is longer than {QUERY_CHARS_MAX} characters", 400)
+        if self.searching >= _SEARCHES_MAX:
+            return _error(f"{_SEARCHES_MAX} searches are running; try again", 429)
+        budget_ms = _codec.ascii_int(params.get("budget_ms", ""), 6) or 5000
+        limit = _codec.ascii_int(params.get("limit", ""), 4) or 100
+        self.searching += 1
+        search = None
+        try:
+            search = Search(
+                query,
+                await anyio.to_thread.run_sync(self.index.ordered),
+                self.index.rollout,
+                max_line_bytes=self.store.max_line_bytes,
+                budget_s=min(max(budget_ms, 100), 10_000) / 1000,
+                max_matches=min(max(limit, 1), 500),
+                after=params.get("after") or None,
+            )
+            while not search.done:
+                await anyio.to_thread.run_sync(search.step)
+                if not search.done and await request.is_disconnected():
+                    search.cancel()
+        finally:
+            self.searching -= 1
+            if search is not None:
+                if not search.done:  # the server is stopping
+                    search.cancel()
+                self.searched.append(search.result())
+        return _Json(search.result())
+
     def call(self, request: Request) -> Response:
         summary = self._summary(request)
         if summary is None:
@@ -243,24 +312,34 @@ def create_app(
     limits: Limits | None = None,
     allowed_hosts: list[str] | None = None,
     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+    shown: str | None = None,
+    rollouts: str | os.PathLike[str] | None = None,
 ) -> Starlette:
     """The viewer over the capture directory `root` (read only).
 
     `allowed_hosts` are the `Host` header values served (default: 127.0.0.1, localhost,
     ::1); a background thread keeps the rollouts index (`app.state.index`) current while
     the app runs. A line longer than `max_line_bytes` is shown as damaged, never held.
+    `shown` is the directory as the user named it (every page's header; default `root`);
+    `rollouts` the collector's rollouts file whose rewards and fields are joined to the
+    rollouts (default: `rollouts.jsonl` in `root`, else in the directory holding it).
     """
-    viewer = _Viewer(CaptureStore(root, max_line_bytes=max_line_bytes), limits or Limits())
+    store = CaptureStore(root, max_line_bytes=max_line_bytes)
+    where = beside(store.root) if rollouts is None else Path(rollouts)
+    outcomes = Outcomes(where, max_line_bytes=max_line_bytes)
+    viewer = _Viewer(store, limits or Limits(), str(root) if shown is None else shown, outcomes)
     app = Starlette(
         routes=[
             Route("/", viewer.page("index.html"), methods=["GET"]),
             Route("/rollouts/{rollout_id}", viewer.page("rollout.html"), methods=["GET"]),
             Route("/static/{name}", viewer.asset, methods=["GET"]),
+            Route("/api/info", viewer.info, methods=["GET"]),
             Route("/api/rollouts", viewer.rollouts, methods=["GET"]),
             Route("/api/rollouts/{rollout_id}", viewer.rollout, methods=["GET"]),
             Route("/api/rollouts/{rollout_id}/summary", viewer.summary, methods=["GET"]),
             Route("/api/rollouts/{rollout_id}/calls/{index:int}", viewer.call, methods=["GET"]),
             Route("/api/rollouts/{rollout_id}/neighbours", viewer.neighbours, methods=["GET"]),
+            Route("/api/search", viewer.search, methods=["GET"]),
         ],
         middleware=[
             Middleware(_SecurityHeaders),
@@ -272,4 +351,5 @@ def create_app(
         lifespan=viewer.lifespan,
     )
     app.state.index = viewer.index
+    app.state.searches = viewer.searched
     return app

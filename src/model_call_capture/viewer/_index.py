@@ -7,107 +7,49 @@ last) when nothing else changed, or the whole rollout otherwise. A page asks `en
 and a background thread (`RolloutIndex.run`) summarizes the rest, so the first page of a
 10,000-rollout directory does not wait for the other 9,950 files.
 
-Memory is one `RolloutSummary` per rollout (its strings capped) and one call at a time
-while reading: bounded by the number of rollouts, never by their size.
+The collector's rollouts file beside the captures (`_outcomes`) is read after each listing
+(what it gained; by a page only up to `_PAGE_READ_BYTES`, the rest by the background
+thread, outside the listing lock), and each row's reward and fields are joined to its
+rollout's summary. A page carries the totals and histograms of the rows its filters
+match (`_charts`), summed again only when a row changed.
+
+Memory is one `RolloutSummary` per rollout (its strings capped), its fixed-size call bins
+and outcome, and one call or row at a time while reading: bounded by the number of
+rollouts, never by their size.
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 import msgspec
 
-from ..contracts import ModelCallRecord
 from ..errors import CaptureError
 from ..rollout_ids import rollout_order
 from ..store import CaptureStore, FileVersion, Rollout
+from ._charts import CallBins, Overview, overview
 from ._entries import Call, DamagedLine, Entries
-
-__all__ = ["SORT_KEYS", "Page", "Query", "RolloutIndex", "RolloutSummary"]
-
-_NAMES_MAX = 8  # distinct models / dialects / error categories kept per rollout
-_NAME_CHARS = 120  # characters of a captured name kept in the table
-_FACETS_MAX = 200  # distinct values offered in a filter
-PAGE_SIZE_MAX = 500
-
-SORT_KEYS = (
-    "rollout_id",
-    "calls",
-    "errors",
-    "gaps",
-    "tokens_in",
-    "tokens_out",
-    "latency_ms",
-    "first_call",
-    "last_call",
+from ._outcomes import Outcome, OutcomeFile, Outcomes, beside
+from ._rows import (
+    FIELD_SORT,
+    SORT_KEYS,
+    Query,
+    RolloutSummary,
+    copy_summary,
+    cut_name,
+    facets,
+    matches,
+    sorted_rows,
 )
-"""The columns the table sorts by."""
 
+__all__ = ["FIELD_SORT", "SORT_KEYS", "Page", "Query", "RolloutIndex", "RolloutSummary"]
 
-def _name(value: str) -> str:
-    return value if len(value) <= _NAME_CHARS else value[: _NAME_CHARS - 1] + "…"
-
-
-class RolloutSummary(msgspec.Struct, kw_only=True):
-    """One row of the rollouts table: sums over the readable calls of one rollout."""
-
-    rollout_id: str
-    indexed: bool = False
-    """False until the file was read: the figures below are then unknown, not zero."""
-    calls: int = 0
-    errors: int = 0
-    """Calls with an error category."""
-    damaged: int = 0
-    """Lines that could not be read."""
-    capture_gaps: int = 0
-    """Gaps the capture recorded in its lines (a payload cut, a body it could not decode)."""
-    gaps: int = 0
-    """Damaged lines, gaps recorded in lines, plus one when the rollout is marked incomplete."""
-    incomplete: bool = False
-    tokens_in: int | None = None
-    tokens_out: int | None = None
-    latency_ms: float | None = None
-    """Sum of the calls' latencies."""
-    models: list[str] = msgspec.field(default_factory=list)
-    dialects: list[str] = msgspec.field(default_factory=list)
-    error_categories: list[str] = msgspec.field(default_factory=list)
-    first_call: float | None = None
-    """Earliest `started_at` (Unix seconds)."""
-    last_call: float | None = None
-    """Latest `completed_at` (Unix seconds)."""
-    note: str | None = None
-    """Why the file could not be read, when it could not."""
-
-    def add(self, record: ModelCallRecord) -> None:
-        """Count one call."""
-        self.calls += 1
-        if record.error_category is not None:
-            self.errors += 1
-            _add_name(self.error_categories, record.error_category)
-        if record.tokens_in is not None:
-            self.tokens_in = (self.tokens_in or 0) + record.tokens_in
-        if record.tokens_out is not None:
-            self.tokens_out = (self.tokens_out or 0) + record.tokens_out
-        if record.latency_total_ms is not None:
-            self.latency_ms = (self.latency_ms or 0.0) + record.latency_total_ms
-        if record.model is not None:
-            _add_name(self.models, record.model)
-        if record.dialect is not None:
-            _add_name(self.dialects, record.dialect)
-        start, end = record.started_at, record.completed_at
-        if start is not None and (self.first_call is None or start < self.first_call):
-            self.first_call = start
-        if end is not None and (self.last_call is None or end > self.last_call):
-            self.last_call = end
-
-
-def _add_name(names: list[str], value: str) -> None:
-    value = _name(value)
-    if value not in names and len(names) < _NAMES_MAX:
-        names.append(value)
+PAGE_SIZE_MAX = 500
+_PAGE_READ_BYTES = 8 << 20  # of the rollouts file, read on a page's request; more: background
 
 
 @dataclass(slots=True)
@@ -121,6 +63,7 @@ class _Listed:
     read_key: tuple[FileVersion, ...] | None = None  # the versions when last summarized
     read_size: int = 0  # bytes of the last file summarized (where the next read starts)
     next_index: int = 0  # call_index of the next line
+    bins: CallBins = field(default_factory=CallBins)  # its calls' tokens and latency
 
 
 def _appended(old: tuple[FileVersion, ...] | None, new: tuple[FileVersion, ...] | None) -> bool:
@@ -129,21 +72,6 @@ def _appended(old: tuple[FileVersion, ...] | None, new: tuple[FileVersion, ...] 
     if not old or not new or len(old) != 1 or len(new) != 1:
         return False
     return old[-1].inode == new[-1].inode and old[-1].size <= new[-1].size
-
-
-class Query(msgspec.Struct, kw_only=True, frozen=True):
-    """What a page of the table shows: filters, sort and the page."""
-
-    model: str | None = None
-    dialect: str | None = None
-    error: str | None = None
-    """An error category, `any` (a call failed) or `none` (no call failed)."""
-    search: str | None = None
-    """Text found (ignoring case) in the rollout id, a model, a dialect or an error category."""
-    sort: str = "rollout_id"
-    descending: bool = False
-    page: int = 1
-    page_size: int = 50
 
 
 class Page(msgspec.Struct, kw_only=True):
@@ -160,14 +88,30 @@ class Page(msgspec.Struct, kw_only=True):
     models: list[str]
     dialects: list[str]
     error_categories: list[str]
+    fields: list[str]
+    """The rollouts file's field names (columns), `reward` first when present."""
+    rollouts_file: OutcomeFile
+    """The rollouts file read, and what was wrong with it."""
+    overview: Overview
+    """Totals and histograms of the rollouts matching the filters (all pages)."""
 
 
 class RolloutIndex:
     """The summaries of every rollout under a capture directory; thread-safe."""
 
-    def __init__(self, store: CaptureStore, *, refresh_interval_s: float = 1.0) -> None:
+    def __init__(
+        self,
+        store: CaptureStore,
+        *,
+        refresh_interval_s: float = 1.0,
+        outcomes: Outcomes | None = None,
+    ) -> None:
         self.store = store
         """The directory, read only."""
+        self.outcomes = outcomes or Outcomes(
+            beside(store.root), max_line_bytes=store.max_line_bytes
+        )
+        """The collector's rollouts file (by default `rollouts.jsonl` in or above the directory)."""
         self.refresh_interval_s = refresh_interval_s
         """Listings closer together than this are skipped (a page load lists at most once)."""
         self._files: dict[str, _Listed] = {}
@@ -178,6 +122,11 @@ class RolloutIndex:
         """How long the last listing of the directory took."""
         self._stop = threading.Event()
         self._list = store.listing
+        self._outcome_file = OutcomeFile()
+        self._outcomes_lock = threading.Lock()  # held while `outcomes` is read or joined
+        self._unjoined = False  # rollouts listed since the last join
+        self._generation = 0  # counts changes to the rows (under `_lock`)
+        self._drawn: tuple[tuple[Any, ...], Overview] | None = None  # the last overview
         self._order: tuple[tuple[str, ...], list[str]] = ((), [])  # listed ids, sorted
 
     # -- listing -----------------------------------------------------------------------
@@ -193,14 +142,18 @@ class RolloutIndex:
                 return
             started = time.monotonic()
             seen = self._list()
+            added = False
             with self._lock:
                 for gone in self._files.keys() - seen.keys():
                     del self._files[gone]
+                    self._generation += 1
                 for rollout_id, (rollout, key, incomplete) in seen.items():
                     entry = self._files.get(rollout_id)
                     if entry is None:
                         entry = _Listed(RolloutSummary(rollout_id=rollout_id))
                         self._files[rollout_id] = entry
+                        added = True
+                        self._generation += 1
                     entry.rollout, entry.key = rollout, key
                     summary = entry.summary
                     if summary.incomplete != incomplete:
@@ -208,6 +161,38 @@ class RolloutIndex:
                         summary.gaps = summary.damaged + summary.capture_gaps + incomplete
             self._listed_at = time.monotonic()
             self.listing_s = self._listed_at - started
+            self._unjoined |= added
+        self._read_outcomes(seen.keys(), wait=force)
+
+    def _read_outcomes(self, rollout_ids: Iterable[str], *, wait: bool) -> None:
+        """Read what the rollouts file gained and join it to the summaries.
+
+        Outside the listing lock, so pages are listed and served while the background
+        thread (`wait`) reads a large file; a page reads at most `_PAGE_READ_BYTES` of it
+        and never waits for a read under way.
+        """
+        if not self._outcomes_lock.acquire(blocking=wait):
+            return
+        try:
+            limit = None if wait else _PAGE_READ_BYTES
+            if self.outcomes.refresh(rollout_ids, max_bytes=limit) or self._unjoined:
+                self._unjoined = False
+                self._join(self.outcomes.by_id, self.outcomes.file)
+        finally:
+            self._outcomes_lock.release()
+
+    def _join(self, outcomes: dict[str, Outcome], file: OutcomeFile) -> None:
+        """Put each rollout's outcome on its summary (under the outcomes lock)."""
+        shown = msgspec.structs.replace(
+            file, fields=list(file.fields), problems=list(file.problems)
+        )
+        with self._lock:
+            self._outcome_file = shown
+            self._generation += 1
+            for rollout_id, entry in self._files.items():
+                outcome = outcomes.get(rollout_id)
+                entry.summary.reward = None if outcome is None else outcome.reward
+                entry.summary.fields = None if outcome is None else outcome.fields
 
     # -- reading -----------------------------------------------------------------------
 
@@ -238,7 +223,7 @@ class RolloutIndex:
                 key, old, rollout = entry.key, entry.read_key, entry.rollout
                 if key == old and entry.summary.indexed:
                     return
-                summary = _copy(entry.summary)
+                summary, bins = copy_summary(entry.summary), entry.bins.copy()
             if rollout is None:
                 return
             start, first = entry.read_size, entry.next_index
@@ -246,6 +231,7 @@ class RolloutIndex:
                 rollout = Rollout(rollout.id, rollout.files[-1:])
             else:  # another file, or one cleared and written anew: read it all again
                 summary = RolloutSummary(rollout_id=rollout_id, incomplete=summary.incomplete)
+                bins = CallBins()
                 start = first = 0
             entries = Entries(
                 rollout,
@@ -257,13 +243,16 @@ class RolloutIndex:
                 first += 1
                 if isinstance(item, Call):
                     summary.add(item.record)
+                    bins.add(item.record)
                     summary.capture_gaps += len(item.gaps)
             summary.damaged += entries.damaged
             summary.indexed = True
             with self._lock:
                 summary.incomplete = entry.summary.incomplete  # the listing may have changed it
                 summary.gaps = summary.damaged + summary.capture_gaps + summary.incomplete
-                entry.summary = summary
+                summary.reward, summary.fields = entry.summary.reward, entry.summary.fields
+                entry.summary, entry.bins = summary, bins
+                self._generation += 1
                 entry.read_size = start + entries.size
                 entry.next_index = first
                 # A file that could not be read to its end is read again whole next time.
@@ -298,24 +287,30 @@ class RolloutIndex:
         self.refresh()
         with self._lock:
             rows = [f.summary for f in self._files.values()]
-        facets = _facets(rows)
+            bins = {f.summary.rollout_id: f.bins for f in self._files.values()}
+            outcome_file = self._outcome_file
+            generation = self._generation
         order = sorted(rows, key=lambda r: rollout_order(r.rollout_id))
         if query.sort != "rollout_id":
-            # Unindexed rows after the others whichever way: their figures are unknown.
-            order = _sorted(order, query.sort, query.descending)
+            # Unknown figures after the others whichever way (rows not read yet, no reward).
+            order = sorted_rows(order, query.sort, query.descending)
         elif query.descending:
             order.reverse()
         size = min(max(query.page_size, 1), PAGE_SIZE_MAX)
-        matching = [r for r in order if _matches(r, query)]
+        matching = [r for r in order if matches(r, query)]
+        drawn = self._overview(generation, query, matching, bins)
         start = (max(query.page, 1) - 1) * size
         shown = matching[start : start + size]
         self.ensure(r.rollout_id for r in shown)
         with self._lock:
             shown = [
-                _copy(self._files[r.rollout_id].summary) if r.rollout_id in self._files else r
+                copy_summary(self._files[r.rollout_id].summary)
+                if r.rollout_id in self._files
+                else r
                 for r in shown
             ]
             indexed = sum(f.summary.indexed for f in self._files.values())
+        offered = facets([*rows, *shown])  # with this page's rows as just summarized
         return Page(
             rollouts=shown,
             total=len(matching),
@@ -323,10 +318,36 @@ class RolloutIndex:
             page_size=size,
             rollouts_in_directory=len(rows),
             indexed=indexed,
-            models=facets[0],
-            dialects=facets[1],
-            error_categories=facets[2],
+            models=offered[0],
+            dialects=offered[1],
+            error_categories=offered[2],
+            fields=outcome_file.fields,
+            rollouts_file=outcome_file,
+            overview=drawn,
         )
+
+    def _overview(
+        self,
+        generation: int,
+        query: Query,
+        matching: list[RolloutSummary],
+        bins: dict[str, CallBins],
+    ) -> Overview:
+        """The overview of `matching`; the last one again while no row changed (a page
+        polled every 2 s does not sum 10,000 rows each time)."""
+        key = (generation, query.model, query.dialect, query.error, query.search,
+               query.reward_min, query.reward_max)  # fmt: skip
+        drawn = self._drawn
+        if drawn is None or drawn[0] != key:
+            drawn = key, overview((r, bins[r.rollout_id]) for r in matching)
+            self._drawn = drawn
+        return drawn[1]
+
+    def rollouts_file(self) -> OutcomeFile:
+        """The collector's rollouts file as last read, and what was wrong with it."""
+        self.refresh()
+        with self._lock:
+            return self._outcome_file
 
     def summary(self, rollout_id: str) -> RolloutSummary | None:
         """The current summary of one rollout (summarized now if it changed); None if unknown."""
@@ -334,7 +355,7 @@ class RolloutIndex:
         self.summarize(rollout_id)
         with self._lock:
             entry = self._files.get(rollout_id)
-            return None if entry is None else _copy(entry.summary)
+            return None if entry is None else copy_summary(entry.summary)
 
     def ordered(self) -> list[str]:
         """The ids of every rollout listed, in natural order (`rollout_order`); sorted again
@@ -362,57 +383,9 @@ class RolloutIndex:
             return None if entry is None else entry.rollout
 
 
-def _copy(summary: RolloutSummary) -> RolloutSummary:
-    return msgspec.structs.replace(
-        summary,
-        models=list(summary.models),
-        dialects=list(summary.dialects),
-        error_categories=list(summary.error_categories),
-    )
-
-
 def _guarded(entries: Entries, summary: RolloutSummary) -> Iterator[Call | DamagedLine]:
     """`entries`, ending with a note on the summary when the file cannot be read on."""
     try:
         yield from entries
     except (OSError, CaptureError) as exc:
-        summary.note = _name(" ".join(str(exc).split()))
-
-
-def _sorted(rows: list[RolloutSummary], key: str, descending: bool) -> list[RolloutSummary]:
-    known = [r for r in rows if r.indexed and getattr(r, key) is not None]
-    unknown = [r for r in rows if not (r.indexed and getattr(r, key) is not None)]
-    known.sort(key=lambda r: getattr(r, key), reverse=descending)  # stable: ids break ties
-    return known + unknown
-
-
-def _matches(row: RolloutSummary, query: Query) -> bool:
-    if query.model and query.model not in row.models:
-        return False
-    if query.dialect and query.dialect not in row.dialects:
-        return False
-    if query.error == "any":
-        if not row.errors:
-            return False
-    elif query.error == "none":
-        if row.errors or not row.indexed:
-            return False
-    elif query.error and query.error not in row.error_categories:
-        return False
-    if query.search:
-        needle = query.search.casefold()
-        haystack = (row.rollout_id, *row.models, *row.dialects, *row.error_categories)
-        if not any(needle in text.casefold() for text in haystack):
-            return False
-    return True
-
-
-def _facets(rows: Sequence[RolloutSummary]) -> tuple[list[str], list[str], list[str]]:
-    found: tuple[set[str], set[str], set[str]] = (set(), set(), set())
-    for row in rows:
-        for names, values in zip(
-            found, (row.models, row.dialects, row.error_categories), strict=True
-        ):
-            if len(names) < _FACETS_MAX:
-                names.update(values)
-    return sorted(found[0]), sorted(found[1]), sorted(found[2])
+        summary.note = cut_name(" ".join(str(exc).split()))

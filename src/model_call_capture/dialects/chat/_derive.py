@@ -1,7 +1,9 @@
 """Chat Completions record derivation: the facts of a `ModelCallRecord` from its payloads.
 
 `derive` decodes the response into small view Structs that declare only the members it
-reads (see `dialects/base.py`, "views for derivation").
+reads (see `dialects/base.py`, "views for derivation"). What a response states the same way
+in Chat Completions and legacy Completions (its id, model, first finish reason and usage:
+`UsageView`, `choices_derived`) is derived here for both.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from ..base import (
     tool_arguments,
 )
 
-__all__ = ["derive"]
+__all__ = ["UsageView", "choices_derived", "derive", "nonempty"]
 
 
 class _TokenDetails(msgspec.Struct, gc=False):
@@ -31,7 +33,9 @@ class _TokenDetails(msgspec.Struct, gc=False):
     reasoning_tokens: Any = None
 
 
-class _UsageView(msgspec.Struct, gc=False):
+class UsageView(msgspec.Struct, gc=False):
+    """The members of an OpenAI `usage` (chat and Completions) that derivation reads."""
+
     prompt_tokens: Any = None
     completion_tokens: Any = None
     total_tokens: Any = None
@@ -82,19 +86,20 @@ class _ResponseView(msgspec.Struct, gc=False):
 
     id: Any = None
     model: Any = None
-    usage: _UsageView | NotObject = None
+    usage: UsageView | NotObject = None
     choices: list[_ChoiceView | NotObject] | NotList = None
     prompt_token_ids: Any = None
 
 
 _response_view = msgspec.json.Decoder(_ResponseView)
-_NO_USAGE = _UsageView()
+_NO_USAGE = UsageView()
 _NO_MESSAGE = _MessageView()
 _NO_CHOICE = _ChoiceView()
 _NO_LOGPROB = _TokenLogprobView()
 
 
-def _nonempty(value: object) -> str | None:
+def nonempty(value: object) -> str | None:
+    """`value` when it is a non-empty string, else None."""
     return value if isinstance(value, str) and value else None
 
 
@@ -108,11 +113,17 @@ def derive(request: Payload, response: Payload) -> Derived:
     try:
         return _derive(request, decode_view(response, _response_view) or _ResponseView())
     except Exception:  # a malformed body must still give a record
-        return Derived(model=_nonempty(request_model(request)))
+        return Derived(model=nonempty(request_model(request)))
 
 
-def _derive(request: Payload, resp: _ResponseView) -> Derived:
-    usage = resp.usage if type(resp.usage) is _UsageView else _NO_USAGE
+def choices_derived(
+    request: Payload, ident: object, model: object, finish_reason: object, usage: object
+) -> Derived:
+    """The facts a chat or Completions response states the same way: its id, its model (the
+    request's when it names none), its first choice's finish reason, and its usage (the
+    cached tokens in `prompt_tokens_details`, else DeepSeek's `prompt_cache_hit_tokens`)."""
+    if type(usage) is not UsageView:
+        usage = _NO_USAGE
     tokens_in = token_count(usage.prompt_tokens)
     tokens_out = token_count(usage.completion_tokens)
     total = token_count(usage.total_tokens)
@@ -123,19 +134,10 @@ def _derive(request: Payload, resp: _ResponseView) -> Derived:
     if cached is None:
         cached = token_count(usage.prompt_cache_hit_tokens)  # DeepSeek
     details = usage.completion_tokens_details
-    choices = resp.choices
-    first = (
-        choices[0]
-        if type(choices) is list and choices and type(choices[0]) is _ChoiceView
-        else _NO_CHOICE
-    )
-    message = first.message if type(first.message) is _MessageView else _NO_MESSAGE
-    raw_calls = message.tool_calls
-    model = resp.model
-    derived = Derived(
-        response_id=_nonempty(resp.id),
-        model=model if isinstance(model, str) and model else _nonempty(request_model(request)),
-        finish_reason=_nonempty(first.finish_reason),
+    return Derived(
+        response_id=nonempty(ident),
+        model=model if isinstance(model, str) and model else nonempty(request_model(request)),
+        finish_reason=nonempty(finish_reason),
         tokens_in=tokens_in,
         tokens_out=tokens_out,
         tokens_reasoning=(
@@ -144,13 +146,22 @@ def _derive(request: Payload, resp: _ResponseView) -> Derived:
         tokens_total=total,
         cached_tokens=cached,
         cache_hit=None if cached is None else cached > 0,
-        tool_calls=(
-            _tool_calls(raw_calls, message.function_call)
-            if raw_calls is not None or message.function_call is not None
-            else []
-        ),
-        reasoning_content=_nonempty(message.reasoning_content) or _nonempty(message.reasoning),
     )
+
+
+def _derive(request: Payload, resp: _ResponseView) -> Derived:
+    choices = resp.choices
+    first = (
+        choices[0]
+        if type(choices) is list and choices and type(choices[0]) is _ChoiceView
+        else _NO_CHOICE
+    )
+    message = first.message if type(first.message) is _MessageView else _NO_MESSAGE
+    derived = choices_derived(request, resp.id, resp.model, first.finish_reason, resp.usage)
+    raw_calls = message.tool_calls
+    if raw_calls is not None or message.function_call is not None:
+        derived.tool_calls = _tool_calls(raw_calls, message.function_call)
+    derived.reasoning_content = nonempty(message.reasoning_content) or nonempty(message.reasoning)
     logprobs = first.logprobs
     if (  # the common case, decided without building a candidate
         resp.prompt_token_ids is None
@@ -180,8 +191,8 @@ def _tool_calls(raw_calls: object, legacy: object) -> list[ToolCall]:
         function = call.function if isinstance(call.function, _FunctionView) else None
         tool_calls.append(
             ToolCall(
-                call_id=_nonempty(call.id),
-                name=None if function is None else _nonempty(function.name),
+                call_id=nonempty(call.id),
+                name=None if function is None else nonempty(function.name),
                 arguments=None if function is None else tool_arguments(function.arguments),
             )
         )
@@ -189,7 +200,7 @@ def _tool_calls(raw_calls: object, legacy: object) -> list[ToolCall]:
         tool_calls.append(
             ToolCall(
                 call_id=None,
-                name=_nonempty(legacy.name),
+                name=nonempty(legacy.name),
                 arguments=tool_arguments(legacy.arguments),
             )
         )

@@ -9,40 +9,24 @@ in C), and applies it through the operations of its general path (`StreamState.c
 general path (plain JSON values), which alone defines the result: for every chunk this
 path takes, the state ends exactly as the general path leaves it, dict key order included (`tests/dialects/test_chat_fast.py` compares the two
 on every corpus stream and on generated ones). A stream whose chunks keep being refused
-stops being tried (`MISSES`), so it pays the refused attempt only a few times.
+stops being tried (`_choice_stream.MISSES`), so it pays the refused attempt only a few times.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Protocol
+from typing import Annotated, Any
 
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from ..base import Allowance
 from ._choice import ChoiceState
+from ._choice_stream import ChoiceStream
 
+StreamState = ChoiceStream[ChoiceState]
+"""The chat stream state as this path sees it (`_stream.StreamState`; named by its base, so
+that `_stream` imports this module and not the other way round)."""
 
-class StreamState(Protocol):
-    """What the typed path uses of `_stream.StreamState` (named here, so that `_stream`
-    imports this module and not the other way round)."""
-
-    choices: dict[int, ChoiceState]
-    new_choices: Allowance
-
-    def choice(self, index: int) -> ChoiceState | None: ...
-
-    def end_chunk(self, ident: object, model: object, created: object, usage: object) -> None: ...
-
-    def has_member(self, key: str) -> bool: ...
-
-    def take_member(self, key: str, value: str | None) -> None: ...
-
-
-__all__ = ["MISSES", "take"]
-
-MISSES = 4
-"""Refused chunks in a row after which a stream goes to the general path only."""
+__all__ = ["take"]
 
 
 class _Delta(msgspec.Struct, forbid_unknown_fields=True, gc=False):

@@ -1,8 +1,9 @@
 """Completions record derivation: the facts of a `ModelCallRecord` from its payloads.
 
 `derive` decodes the response into small view Structs that declare only the members it
-reads (see `dialects/base.py`, "views for derivation"). Usage is chat's (`prompt_tokens`
-counts cached tokens inside); a completion has no tool calls and no reasoning.
+reads (see `dialects/base.py`, "views for derivation"). The id, model, finish reason and
+usage are derived as chat's (`chat._derive.choices_derived`: `prompt_tokens` counts cached
+tokens inside); a completion has no tool calls and no reasoning.
 
 Token fields (`dialects._tokens`; docs/formats.md, "Token ids and log-probs"): vLLM's
 `return_token_ids` puts them on each choice (`choices[i].prompt_token_ids`,
@@ -29,31 +30,10 @@ from .._tokens import (
     ids_from_logprobs,
     resolve,
 )
-from ..base import (
-    Derived,
-    NotList,
-    NotObject,
-    Payload,
-    RequestView,
-    decode_view,
-    request_model,
-    token_count,
-)
+from ..base import Derived, NotList, NotObject, Payload, RequestView, decode_view, request_model
+from ..chat._derive import UsageView, choices_derived, nonempty
 
 __all__ = ["derive"]
-
-
-class _TokenDetails(msgspec.Struct, gc=False):
-    cached_tokens: Any = None
-    reasoning_tokens: Any = None
-
-
-class _UsageView(msgspec.Struct, gc=False):
-    prompt_tokens: Any = None
-    completion_tokens: Any = None
-    total_tokens: Any = None
-    prompt_tokens_details: _TokenDetails | NotObject = None
-    completion_tokens_details: _TokenDetails | NotObject = None
 
 
 class _LogprobsView(msgspec.Struct, gc=False):
@@ -73,18 +53,13 @@ class _ResponseView(msgspec.Struct, gc=False):
 
     id: Any = None
     model: Any = None
-    usage: _UsageView | NotObject = None
+    usage: UsageView | NotObject = None
     choices: list[_ChoiceView | NotObject] | NotList = None
 
 
 _response_view = msgspec.json.Decoder(_ResponseView)
 _request_view = msgspec.json.Decoder(RequestView)
-_NO_USAGE = _UsageView()
 _NO_CHOICE = _ChoiceView()
-
-
-def _nonempty(value: object) -> str | None:
-    return value if isinstance(value, str) and value else None
 
 
 def derive(request: Payload, response: Payload) -> Derived:
@@ -96,35 +71,13 @@ def derive(request: Payload, response: Payload) -> Derived:
     try:
         return _derive(request, decode_view(response, _response_view) or _ResponseView())
     except Exception:  # a malformed body must still give a record
-        return Derived(model=_nonempty(request_model(request)))
+        return Derived(model=nonempty(request_model(request)))
 
 
 def _derive(request: Payload, resp: _ResponseView) -> Derived:
-    usage = resp.usage if type(resp.usage) is _UsageView else _NO_USAGE
-    tokens_in = token_count(usage.prompt_tokens)
-    tokens_out = token_count(usage.completion_tokens)
-    total = token_count(usage.total_tokens)
-    if total is None and tokens_in is not None and tokens_out is not None:
-        total = tokens_in + tokens_out
-    details = usage.prompt_tokens_details
-    cached = token_count(details.cached_tokens) if type(details) is _TokenDetails else None
-    details = usage.completion_tokens_details
     choices = resp.choices if type(resp.choices) is list else []
     first = choices[0] if choices and type(choices[0]) is _ChoiceView else _NO_CHOICE
-    model = resp.model
-    derived = Derived(
-        response_id=_nonempty(resp.id),
-        model=model if isinstance(model, str) and model else _nonempty(request_model(request)),
-        finish_reason=_nonempty(first.finish_reason),
-        tokens_in=tokens_in,
-        tokens_out=tokens_out,
-        tokens_reasoning=(
-            token_count(details.reasoning_tokens) if type(details) is _TokenDetails else None
-        ),
-        tokens_total=total,
-        cached_tokens=cached,
-        cache_hit=None if cached is None else cached > 0,
-    )
+    derived = choices_derived(request, resp.id, resp.model, first.finish_reason, resp.usage)
     carriers = [c for c in choices if type(c) is _ChoiceView and _carries_tokens(c)]
     if not carriers:
         return derived  # no token fields: the defaults are what the record holds
@@ -133,7 +86,7 @@ def _derive(request: Payload, resp: _ResponseView) -> Derived:
             f"{len(choices)} choices: token fields are kept for single-choice responses only"
         )
     else:
-        tokens = _tokens(carriers[0], _echoed(request), tokens_in)
+        tokens = _tokens(carriers[0], _echoed(request), derived.tokens_in)
     derived.prompt_token_ids = tokens.prompt_token_ids
     derived.generation_token_ids = tokens.generation_token_ids
     derived.generation_log_probs = tokens.generation_log_probs

@@ -72,5 +72,24 @@ const mcc = (() => {
     badge.textContent = ok ? "live" : "offline";
   }
 
+  // Every page's header names the directory shown: as the user gave it, and the capture
+  // directory it was read as when that differs (a demo directory's model-calls/).
+  async function where() {
+    const span = document.getElementById("where");
+    if (!span) return;
+    try {
+      const info = await json("/api/info");
+      const parts = [el("b", { text: info.directory }, [])];
+      if (info.capture_dir !== info.directory) parts.push(el("span", { text: " → " + info.capture_dir }, []));
+      span.replaceChildren(...parts);
+      span.title = safe("capture directory: " + info.capture_dir +
+        (info.rollouts_file ? "\nrollouts file: " + info.rollouts_file : ""));
+    } catch (e) {
+      // The page's own polling shows the server offline.
+    }
+  }
+
+  document.addEventListener("DOMContentLoaded", where);
+
   return { safe, el, int, count, ms, time, fullTime, json, rolloutHref, live };
 })();

@@ -8,6 +8,7 @@
   const rolloutId = decodeURIComponent(location.pathname.split("/").pop());
   const api = "/api/rollouts/" + encodeURIComponent(rolloutId);
   let version = "";
+  let scrolled = false;
 
   const ROLE_NAMES = { system: "system", developer: "developer", user: "user", assistant: "assistant", tool: "tool" };
 
@@ -272,6 +273,12 @@
       version = key(body.summary);
       render(body);
       live(true);
+      if (!scrolled && location.hash.startsWith("#call-")) {
+        // A link to one call (from search): its card exists only now.
+        scrolled = true;
+        const target = document.getElementById(location.hash.slice(1));
+        if (target) target.scrollIntoView();
+      }
     } catch (e) {
       live(false);
       document.getElementById("conversation").replaceChildren(el("div", { cls: "bad", text: "could not load: " + e.message }, []));

@@ -1,5 +1,7 @@
 // The rollouts table: filters and sort in the URL, one page at a time from
 // /api/rollouts, refreshed every 2 s so new rollouts and calls appear by themselves.
+// The collector's fields (rollouts.jsonl) are columns after the reward, as the API names
+// them; totals and charts above the table are drawn by charts.js.
 "use strict";
 
 (() => {
@@ -10,11 +12,14 @@
     model: params.get("model") || "",
     dialect: params.get("dialect") || "",
     error: params.get("error") || "",
+    reward_min: params.get("reward_min") || "",
+    reward_max: params.get("reward_max") || "",
     sort: params.get("sort") || "rollout_id",
     order: params.get("order") || "asc",
     page: Number(params.get("page")) || 1,
   };
   let lastBody = "";
+  let fields = []; // the rollouts file's columns besides the reward, as last shown
 
   function query() {
     const q = new URLSearchParams();
@@ -47,11 +52,28 @@
     return why.length ? why.join("; ") : null;
   }
 
+  // A field's value as text: numbers formatted, text as written (already cut by the API).
+  function value(v) {
+    if (v === null || v === undefined) return "–";
+    if (typeof v === "number") return mccCharts.num(v);
+    return String(v);
+  }
+
+  function rewardCell(r) {
+    const written = r.fields ? r.fields.reward : undefined;
+    if (r.reward !== null && r.reward !== undefined) return cell(mccCharts.num(r.reward), "num reward");
+    if (written === undefined) return cell("–", "num reward", r.fields ? "no reward in its row" : "no row in the rollouts file");
+    return cell(value(written), "num reward warn", "not a number");
+  }
+
   function row(r) {
     const link = el("a", { text: r.rollout_id, href: rolloutHref(r.rollout_id) }, []);
     const pending = !r.indexed;
+    const extra = fields.map((name) => cell(value(r.fields ? r.fields[name] : null), "field", name));
     const tr = el("tr", { cls: pending ? "pending" : "", data: { id: r.rollout_id } }, [
       el("td", { cls: "id" }, [link]),
+      rewardCell(r),
+      ...extra,
       cell(pending ? "…" : int(r.calls), "num"),
       cell(pending ? "…" : int(r.errors), "num" + (r.errors ? " bad" : ""), r.error_categories.join(", ")),
       cell(pending ? "…" : int(r.gaps) + (r.note ? " ⚠" : ""), "num" + (r.gaps || r.note ? " warn" : ""), gapTitle(r)),
@@ -66,7 +88,26 @@
     return tr;
   }
 
+  // The field columns follow the file: one header per field, after the reward's.
+  function setFields(names) {
+    const wanted = names.filter((n) => n !== "reward");
+    if (JSON.stringify(wanted) === JSON.stringify(fields)) return;
+    fields = wanted;
+    const rewardTh = document.querySelector("th[data-sort='reward']");
+    for (const th of document.querySelectorAll("th.field")) th.remove();
+    let after = rewardTh;
+    for (const name of fields) {
+      const th = el("th", { cls: "field", text: name, data: { sort: "field:" + name } }, []);
+      th.addEventListener("click", () => sortBy(th.dataset.sort));
+      after.after(th);
+      after = th;
+    }
+  }
+
   function render(page) {
+    setFields(page.fields);
+    mccCharts.render(page.overview);
+    mccCharts.file(page.rollouts_file);
     setOptions(document.getElementById("model"), page.models, state.model);
     setOptions(document.getElementById("dialect"), page.dialects, state.dialect);
     setOptions(document.getElementById("error"), page.error_categories, state.error);
@@ -100,6 +141,13 @@
     }
   }
 
+  function sortBy(key) {
+    state.order = state.sort === key && state.order === "asc" ? "desc" : "asc";
+    state.sort = key;
+    state.page = 1;
+    load();
+  }
+
   function bind() {
     const form = document.getElementById("filters");
     form.q.value = state.q;
@@ -112,14 +160,15 @@
     for (const name of ["model", "dialect", "error"]) {
       form[name].addEventListener("change", () => { state[name] = form[name].value; state.page = 1; load(); });
     }
-    for (const th of document.querySelectorAll("th[data-sort]")) {
-      th.addEventListener("click", () => {
-        const key = th.dataset.sort;
-        state.order = state.sort === key && state.order === "asc" ? "desc" : "asc";
-        state.sort = key;
-        state.page = 1;
-        load();
+    for (const name of ["reward_min", "reward_max"]) {
+      form[name].value = state[name];
+      form[name].addEventListener("input", () => {
+        clearTimeout(typing);
+        typing = setTimeout(() => { state[name] = form[name].value; state.page = 1; load(); }, 200);
       });
+    }
+    for (const th of document.querySelectorAll("th[data-sort]")) {
+      th.addEventListener("click", () => sortBy(th.dataset.sort));
     }
     document.getElementById("prev").addEventListener("click", () => { state.page -= 1; load(); });
     document.getElementById("next").addEventListener("click", () => { state.page += 1; load(); });
