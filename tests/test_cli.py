@@ -23,6 +23,7 @@ import pytest
 
 from conftest import CompletionsRollout
 from model_call_capture.cli import main
+from model_call_capture.store import CaptureStore
 
 ROLLOUT_IDS = ["0-0", "1-0", "2-0", "3-0"]
 SAMPLE = Path(__file__).parent / "data" / "schema-1.0"  # a directory with one capture file
@@ -725,3 +726,17 @@ def test_show_of_a_capture_file_reports_its_incomplete_marker(
     attachment = json.loads(mcc("show", str(path), "--raw")[1])
     assert attachment["gaps"] == [{"code": "model_call_capture_incomplete"}]
     assert attachment == json.loads(mcc("show", str(tmp_path), "0-0", "--raw")[1])
+
+
+def test_stats_and_show_read_a_segment_file_as_its_rollout(
+    demo: tuple[Path, Any], tmp_path: Path, mcc: Run
+) -> None:
+    demo_dir, _ = demo
+    store = CaptureStore(tmp_path, layout="segments")
+    lines = (demo_dir / "model-calls" / "1-0.capture.jsonl").read_bytes().splitlines()
+    for line in lines:
+        store.append("1-0", line)
+    (segment,) = store.segment_files("1-0")
+    assert mcc("show", str(segment), "--raw") == mcc("show", str(tmp_path), "1-0", "--raw")
+    code, out, _ = mcc("stats", str(segment), "--json")
+    assert code == 0 and sum(row["calls"] for row in json.loads(out)) == len(lines)
