@@ -170,19 +170,27 @@ def stats(
     rows = _rows(summary)
     for error in errors:
         note(f"unreadable capture file: {error}")
+    for newer in summary.newer:
+        note(newer, kind="warning")
     if as_json:
         click.echo(safe_json(_codec.encode(rows)))
-        return
+    else:
+        _print_stats(rows, summary, len(rollouts), wide)
+    if summary.damaged:
+        note(unreadable_note(summary.damaged, sources.label))
+    if summary.newer:  # figures without some calls: the exit code tells
+        raise click.exceptions.Exit(2)
+
+
+def _print_stats(rows: list[StatsRow], summary: FileStats, rollouts: int, wide: bool) -> None:
     console = stdout()
     print_table(
         console,
         STATS_COLUMNS,
         stats_rows(rows),
-        title=f"{summary.calls} calls in {len(rollouts)} rollouts (latency and TTFT in ms)",
+        title=f"{summary.calls} calls in {rollouts} rollouts (latency and TTFT in ms)",
         wide=wide,
     )
-    if summary.damaged:
-        note(unreadable_note(summary.damaged, sources.label))
 
 
 CALL_COLUMNS = (
