@@ -582,3 +582,15 @@ def test_exports_list_rollouts_in_the_natural_order_of_their_ids(tmp_path: Path)
     assert [row["rollout_id"] for row in rows] == wanted
     export(tmp_path / "calls", tmp_path / "out.parquet", jobs=1)
     assert pq.read_table(tmp_path / "out.parquet").column("rollout_id").to_pylist() == wanted
+
+
+def test_export_tokens_counts_the_calls_without_token_ids(
+    token_demo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The fixture's plain capture holds one call without token ids; the demo's have them.
+    assert mcc("export", str(token_demo), "--out", str(tmp_path / "t.jsonl"), "--tokens") == 0
+    err = capsys.readouterr().err
+    assert err == (
+        "mcc export: note: 1 call without token ids (prompt_token_ids and generation_token_ids)"
+        ' in no trajectory (docs/formats.md, "Token trajectories")\n'
+    )
