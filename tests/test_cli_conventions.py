@@ -127,16 +127,35 @@ def test_stats_reads_on_past_a_rollout_with_a_line_of_a_newer_format(
     for args in ([], ["--json"]):
         code, out, err = mcc("stats", str(tmp_path), *args)
         assert code == 2, err
-        # The line's number is the reader's (0-based; issue 33 item 5 leaves it to be done).
         assert err.startswith(
             f"mcc stats: warning: rollout a read up to capture line in "
-            f"{tmp_path / 'a.capture.jsonl'}, line "
+            f"{tmp_path / 'a.capture.jsonl'}, line 2 has format 'model-call-capture/2', newer "
+            "than this reader"
         ), err
-        assert "has format 'model-call-capture/2', newer than this reader" in err
         if args:
             assert sum(row["calls"] for row in json.loads(out)) == 1 + len(good)
         else:
             assert out.startswith(f"{1 + len(good)} calls in 2 rollouts")
+
+
+def test_show_and_the_viewer_name_a_damaged_line_as_validate_and_editors_do(
+    tmp_path: Path, mcc: Run
+) -> None:
+    """Line numbers from 1, blank lines counted: the damaged line is the fourth."""
+    from model_call_capture.store import CaptureStore
+    from model_call_capture.viewer import Entries
+    from model_call_capture.viewer._entries import DamagedLine
+
+    good = SAMPLE.read_bytes().splitlines()
+    path = tmp_path / "r.capture.jsonl"
+    path.write_bytes(b"\n".join([good[0], b"", good[1], b'{"model_call_id": 7}', good[2], b""]))
+    code, out, _ = mcc("validate", str(path))
+    assert code == 1 and out.startswith(f"{path}:4: ")
+    code, out, err = mcc("show", str(tmp_path), "r")
+    assert code == 0 and "line 4: damaged: " in out and "1 unreadable line" in err
+    store = CaptureStore(tmp_path)
+    damaged = [e for e in Entries(store.rollout("r")) if isinstance(e, DamagedLine)]
+    assert [d.line for d in damaged] == [4]
 
 
 # -- an early Ctrl-C -------------------------------------------------------------------

@@ -168,7 +168,7 @@ def test_show_prints_damaged_lines_and_gaps_where_they_are(
     order = [
         out.find("─ call 0 ─"),
         out.find("gap: raw_text_cut: kept \\x1b]52;c;cm0gLXJmIH4=\\x07"),
-        out.find("line 1: damaged: Invalid enum value '\\x1b]8;;https://evil.example"),
+        out.find("line 2: damaged: Invalid enum value '\\x1b]8;;https://evil.example"),
         out.find("─ call 2 ─"),
     ]
     assert -1 not in order and order == sorted(order), order

@@ -143,7 +143,7 @@ def test_a_bad_line_among_good_ones_is_damaged_and_the_others_keep_their_index()
             "DamagedLineError",
             _read(data, size=1 << 20, runs=False, strict=True)[1],
         )
-        assert "line 1 (0-based" in _both(data, strict=True)[1]
+        assert "line 2: " in _both(data, strict=True)[1]
 
 
 def test_bytes_that_are_not_utf8_refuse_the_run_and_valid_utf8_is_taken() -> None:
@@ -174,7 +174,7 @@ def test_a_line_over_the_cap_in_a_run_is_damaged() -> None:
         decode=decode_line_without_payloads,
         decode_run=decode_run_without_payloads,
     )
-    with pytest.raises(LineTooLongError, match="line 1 "):
+    with pytest.raises(LineTooLongError, match="line 2: "):
         list(lines)
 
 

@@ -80,9 +80,10 @@ def test_damaged_lines_are_counted_and_keep_their_index() -> None:
 
 def test_a_strict_reader_names_the_file_and_line_of_the_first_damaged_line() -> None:
     raw = [(0, b'{"model_call_id": "a"}'), (1, b'{"model_call_id": 7}')]
-    with pytest.raises(DamagedLineError, match=r"in /captures/r.capture.jsonl, line 1 ") as caught:
+    with pytest.raises(DamagedLineError, match=r"in /captures/r.capture.jsonl, line 2: ") as caught:
         list(CaptureLines(raw, _PATH, strict=True))
-    assert (caught.value.path, caught.value.line_index) == (_PATH, 1)
+    # The message names the line as editors number it; the index is a record's numbering.
+    assert (caught.value.path, caught.value.line_index, caught.value.line) == (_PATH, 1, 2)
 
 
 @pytest.mark.parametrize("strict", [True, False])
@@ -113,7 +114,7 @@ def test_a_format_of_odd_digits_is_an_unknown_format_not_a_crash(
     with pytest.raises(UnsupportedFormatError) as info:
         list(lines)
     assert str(info.value) == (
-        f"capture line in {_PATH}, line 0 has unknown format {shown}; "
+        f"capture line in {_PATH}, line 1 has unknown format {shown}; "
         "expected 'model-call-capture/1'"
     )
 
@@ -183,9 +184,9 @@ def test_a_line_over_the_cap_is_damaged_and_never_held() -> None:
     tolerant = CaptureLines(RawLines(chunks, max_line_bytes=cap), _PATH, strict=False)
     assert [(i, line.model_call_id) for i, line in tolerant] == [(0, "a"), (2, "c")]
     assert tolerant.damaged == 1
-    with pytest.raises(LineTooLongError, match=r"line 1 .*16777216 bytes") as caught:
+    with pytest.raises(LineTooLongError, match=r"line 2: .*16777216 bytes") as caught:
         list(CaptureLines(RawLines(chunks, max_line_bytes=cap), _PATH, strict=True))
-    assert (caught.value.line_index, caught.value.size) == (1, size)
+    assert (caught.value.line_index, caught.value.line, caught.value.size) == (1, 2, size)
     assert isinstance(caught.value, DamagedLineError)
 
 

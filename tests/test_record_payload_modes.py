@@ -194,7 +194,7 @@ def test_a_newer_format_and_a_line_over_the_cap_are_still_named(tmp_path: Path) 
     with pytest.raises(UnsupportedFormatError):
         decode_capture_line(b'{"format":"model-call-capture/2"}')
     path.write_bytes(b'{"model_call_id":"a","request":{"model":"' + b"m" * 100 + b'"}}\n')
-    with pytest.raises(LineTooLongError, match="line 0"):
+    with pytest.raises(LineTooLongError, match="line 1: "):
         list(
             iter_rollout_records(
                 Rollout("r", (path,)), strict=True, max_line_bytes=50, payloads="omitted"

@@ -177,7 +177,8 @@ def test_read_raises_naming_file_and_line(tmp_path: Path) -> None:
     with pytest.raises(DamagedLineError) as info:
         read_model_call_records(store, "r")
     assert str(tmp_path / "r.capture.jsonl") in str(info.value)
-    assert "line 2" in str(info.value)
+    # As editors number lines: the fourth, the blank one counted (index 2 among the calls).
+    assert "line 4: " in str(info.value) and (info.value.line, info.value.line_index) == (4, 2)
     assert "Expected `str | null`, got `int` - at `$.model_call_id`" in str(info.value)
 
 
@@ -642,7 +643,8 @@ def test_lines_are_judged_as_the_store_judges_them(tmp_path: Path) -> None:
     lines, damaged = store.read_available("r")
     assert ([i for i, _ in lines], damaged) == ([0, 4], 4)
     with pytest.raises(
-        DamagedLineError, match=r"line 1 .*Expected `object \| null`, got `array` - at `\$.request`"
+        DamagedLineError,
+        match=r"line 2: .*Expected `object \| null`, got `array` - at `\$.request`",
     ):
         read_model_call_records(store, "r")
 
@@ -655,8 +657,8 @@ def test_a_line_of_a_newer_format_is_refused_whatever_its_payloads(tmp_path: Pat
         store = _write(tmp_path, b'{"model_call_id":"a"}\n' + line)
         with pytest.raises(UnsupportedFormatError, match="newer than this reader") as info:
             read_available_model_call_records(store, "r")
-        assert (info.value.path, info.value.line_index) == (store.path("r"), 1)
-        assert f"in {store.path('r')}, line 1" in str(info.value)
+        assert (info.value.path, info.value.line_index, info.value.line) == (store.path("r"), 1, 2)
+        assert f"in {store.path('r')}, line 2 " in str(info.value)
 
 
 def test_records_read_in_bulk_are_not_tracked_by_the_cyclic_collector(tmp_path: Path) -> None:
@@ -684,7 +686,7 @@ def test_a_rollout_stream_skips_damaged_lines_unless_strict_and_keeps_the_raw_li
     assert stream.damaged == 1
     # The lines behind the records: 4, the blank one included.
     assert stream.lines.count == 4
-    with pytest.raises(DamagedLineError, match="line 1"):
+    with pytest.raises(DamagedLineError, match="line 3: "):  # the blank line counted
         list(iter_model_call_records(store, "r", strict=True))
 
 

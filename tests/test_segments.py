@@ -256,8 +256,8 @@ def test_a_damaged_line_in_a_segment_is_counted_and_named_by_its_file(tmp_path: 
     store = CaptureStore(tmp_path)
     with pytest.raises(DamagedLineError) as raised:
         store.read("r")
-    assert raised.value.path == segment and raised.value.line_index == 1
-    assert f"damaged capture line in {segment}, line 1 " in str(raised.value)
+    assert raised.value.path == segment and (raised.value.line_index, raised.value.line) == (1, 2)
+    assert f"damaged capture line in {segment}, line 2: " in str(raised.value)
 
 
 def test_the_attachment_names_each_file_with_damaged_lines_when_segments_have_some(

@@ -978,8 +978,8 @@ def test_read_names_the_file_and_line_of_a_damaged_line(tmp_path: Path) -> None:
     with pytest.raises(DamagedLineError) as info:
         store.read("r")
     assert info.value.path == tmp_path / "r.capture.jsonl"
-    assert info.value.line_index == 1
-    assert f"{tmp_path / 'r.capture.jsonl'}, line 1" in str(info.value)
+    assert (info.value.line_index, info.value.line) == (1, 3)  # editors count the blank line
+    assert f"{tmp_path / 'r.capture.jsonl'}, line 3: " in str(info.value)
 
 
 def test_unknown_fields_are_accepted(tmp_path: Path) -> None:
@@ -1007,8 +1007,8 @@ def test_a_future_format_is_a_typed_error_naming_file_and_line(tmp_path: Path, l
         with pytest.raises(UnsupportedFormatError) as info:
             read("r")
         assert info.value.path == tmp_path / "r.capture.jsonl"
-        assert info.value.line_index == 1
-        assert "line 1" in str(info.value)
+        assert (info.value.line_index, info.value.line) == (1, 2)
+        assert "line 2 " in str(info.value)
         assert "newer than this reader" in str(info.value)
 
 

@@ -54,31 +54,58 @@ class UnsupportedFormatError(CaptureError, ValueError):
     """A capture line written by a newer major version of the format than this reader knows."""
 
     def __init__(
-        self, message: str, *, path: Path | None = None, line_index: int | None = None
+        self,
+        message: str,
+        *,
+        path: Path | None = None,
+        line_index: int | None = None,
+        line: int | None = None,
     ) -> None:
         super().__init__(message)
         self.path = path
         """The capture file, when known."""
         self.line_index = line_index
-        """The 0-based index of the line (blank lines not counted), when known."""
+        """The line's index among the file's lines, from 0, blank lines not counted (a
+        record's `call_index` numbering; internal), when known."""
+        self.line = line
+        """The line's number as editors and `mcc validate` show it (from 1, blank lines
+        counted), when known; the message names this one."""
+
+    def at_line(self, line: int) -> UnsupportedFormatError:
+        """The same error naming its line `line` (the readers know it, the decoder not)."""
+        message = str(self)
+        if self.path is not None:
+            named = f" in {self.path}"
+            message = message.replace(named, f"{named}, line {line}", 1)
+        return UnsupportedFormatError(
+            message, path=self.path, line_index=self.line_index, line=line
+        )
 
 
 class DamagedLineError(CaptureError, ValueError):
     """A capture line that is not a valid `CaptureLine` (bad JSON, wrong types, torn write)."""
 
-    def __init__(self, message: str, *, path: Path, line_index: int) -> None:
+    def __init__(
+        self, message: str, *, path: Path, line_index: int, line: int | None = None
+    ) -> None:
         super().__init__(message)
         self.path = path
         """The capture file."""
         self.line_index = line_index
-        """The 0-based index of the damaged line (blank lines not counted)."""
+        """The damaged line's index among the file's lines, from 0, blank lines not counted
+        (a record's `call_index` numbering; internal)."""
+        self.line = line
+        """The line's number as editors and `mcc validate` show it (from 1, blank lines
+        counted); the message names this one."""
 
 
 class LineTooLongError(DamagedLineError):
     """A capture line longer than the reader's `max_line_bytes`: damaged, and never held in memory."""
 
-    def __init__(self, message: str, *, path: Path, line_index: int, size: int) -> None:
-        super().__init__(message, path=path, line_index=line_index)
+    def __init__(
+        self, message: str, *, path: Path, line_index: int, size: int, line: int | None = None
+    ) -> None:
+        super().__init__(message, path=path, line_index=line_index, line=line)
         self.size = size
         """The line's length in bytes."""
 

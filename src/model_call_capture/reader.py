@@ -6,8 +6,9 @@ The one home of the rules every reader shares (the store, the records, `mcc vali
 - Blank and whitespace-only lines carry no call and are skipped. The others are numbered
   as NeMo Gym numbers them: from 0, blank lines not counted, every other line counted
   whether it is valid or damaged (so a record keeps its position past a damaged line).
-  `mcc validate` numbers lines for people instead: from 1, blank lines counted, as
-  editors number them.
+  Whatever names a line to a person (an error's message, a damaged line in `mcc show`
+  and `mcc view`, `mcc validate`) numbers it as editors do instead: from 1, blank lines
+  counted (`RawLines.line_number`; the errors' `line`, beside their internal `line_index`).
 - A line of a newer format major raises `UnsupportedFormatError` (checked first, so it is
   never mistaken for a damaged line). Any other line that is not a valid `CaptureLine` is
   damaged: counted and skipped, or raised as `DamagedLineError` by a strict reader.
@@ -53,8 +54,14 @@ from typing import Any, Literal, Protocol
 
 import msgspec
 
-from . import _codec
-from .contracts import CAPTURE_LINE_FORMAT, CaptureLine
+from ._capture_line import (
+    CAPTURE_MEMBERS,
+    NotACaptureLineError,
+    check_format,
+    decode_capture_line,
+    is_capture_object,
+)
+from .contracts import CaptureLine
 from .errors import DamagedLineError, LineTooLongError, UnsupportedFormatError
 
 __all__ = [
@@ -71,96 +78,12 @@ __all__ = [
     "is_capture_object",
 ]
 
-_FORMAT_NAME = CAPTURE_LINE_FORMAT.split("/")[0]
-_SUPPORTED_MAJOR = int(CAPTURE_LINE_FORMAT.split("/")[1])
-
 DEFAULT_MAX_LINE_BYTES = 256 * 1024 * 1024
 """The longest line a reader keeps; a longer one is damaged (a capture is cut far below it)."""
-
-_line_decoder = msgspec.json.Decoder(CaptureLine)
 
 # What decoding a damaged line raises: `msgspec.ValidationError` is a `DecodeError`, and
 # a line nested deeper than the decoder goes raises `RecursionError`.
 _DAMAGED = (msgspec.DecodeError, UnicodeDecodeError, RecursionError)
-
-
-def check_format(value: Any, *, path: Path | None = None, line_index: int | None = None) -> None:
-    """Raise `UnsupportedFormatError` when `value` (a line's `format`) is not a v1 format.
-
-    Absent (`UNSET`/None) means v1: NeMo Gym writes no `format` field.
-    """
-    if value is None or value is msgspec.UNSET:
-        return
-    where = ""
-    if path is not None:
-        where = f" in {path}" + (f", line {line_index}" if line_index is not None else "")
-    name, _, major = str(value).partition("/")
-    # Any major that is not a few ASCII digits is an unknown format, never a ValueError.
-    number = _codec.ascii_int(major, 18)
-    if name == _FORMAT_NAME and number == _SUPPORTED_MAJOR:
-        return
-    if name == _FORMAT_NAME and number is not None and number > _SUPPORTED_MAJOR:
-        raise UnsupportedFormatError(
-            f"capture line{where} has format {value!r}, newer than this reader "
-            f"({CAPTURE_LINE_FORMAT}); upgrade model-call-capture to read it",
-            path=path,
-            line_index=line_index,
-        )
-    shown = repr(value)
-    if len(shown) > 80:
-        shown = shown[:60] + f"...<{len(shown)} chars>"
-    raise UnsupportedFormatError(
-        f"capture line{where} has unknown format {shown}; expected {CAPTURE_LINE_FORMAT!r}",
-        path=path,
-        line_index=line_index,
-    )
-
-
-def decode_capture_line(
-    raw: bytes, *, path: Path | None = None, line_index: int | None = None
-) -> CaptureLine:
-    """Decode one raw line into a `CaptureLine`.
-
-    Raises `UnsupportedFormatError` for a line of a future format (checked first, so a
-    future line is never mistaken for a damaged one) and `msgspec.ValidationError` /
-    `msgspec.DecodeError` for a damaged line.
-    """
-    try:
-        line = _line_decoder.decode(raw)
-    except msgspec.ValidationError:
-        obj = _codec.decode_object(raw)
-        if obj is not None and "format" in obj:
-            check_format(obj["format"], path=path, line_index=line_index)
-        raise
-    check_format(line.format, path=path, line_index=line_index)
-    # Only a line without these two (null or absent) is worth decoding again to judge.
-    if line.request is None and line.model_call_id is None:
-        if not is_capture_object(_codec.decode_object(raw) or {}):
-            raise NotACaptureLineError()
-    return line
-
-
-CAPTURE_MEMBERS = frozenset(CaptureLine.__struct_fields__) - {"response"}
-"""A capture line has at least one of these (null counts): the rule that tells a capture
-line from any other JSON object (see the module docstring)."""
-
-
-def is_capture_object(obj: dict[str, Any]) -> bool:
-    """Whether the decoded line `obj` is a capture line by `CAPTURE_MEMBERS`."""
-    return not CAPTURE_MEMBERS.isdisjoint(obj)
-
-
-class NotACaptureLineError(msgspec.ValidationError):
-    """A valid JSON object that is not a capture line: no member of one but `response`.
-
-    A `msgspec.ValidationError`, so every reader counts the line as damaged.
-    """
-
-    def __init__(self) -> None:
-        super().__init__(
-            "not a capture line: no member of a capture line besides `response` (such "
-            "as `request`, `model_call_id`, `dialect`)"
-        )
 
 
 class OversizedLine(bytes):
@@ -198,6 +121,7 @@ class RawLines:
         "_chunks",
         "_editor",
         "_hold_tail",
+        "blanks",
         "count",
         "max_line_bytes",
         "numbered",
@@ -220,6 +144,8 @@ class RawLines:
         """Lines longer than this are yielded as `OversizedLine`."""
         self.count = 0
         """The file's lines, blank ones included (set when the iteration ends)."""
+        self.blanks = 0
+        """Blank lines passed so far: while a line is being used, those before it."""
         self.numbered = 0
         """The file's non-blank lines: the gym numbers they took (set when the iteration ends)."""
         self.size = 0
@@ -229,6 +155,11 @@ class RawLines:
 
     def __iter__(self) -> Iterator[tuple[int, bytes]]:
         return self._iter(runs=False)  # type: ignore[return-value]
+
+    def line_number(self, number: int) -> int:
+        """The line number an editor shows (from 1, blank lines counted) of the line being
+        used, which this iteration numbered `number`; from `start` when read from there."""
+        return number if self._editor else number + 1 + self.blanks
 
     def runs(self) -> Iterator[tuple[int, bytes] | LineRun]:
         """The lines as `__iter__` yields them, except that the complete lines of a chunk
@@ -271,10 +202,12 @@ class RawLines:
                 if (line and not line.isspace()) or type(line) is OversizedLine:
                     yield (count if editor else index), line
                     index += 1
+                else:
+                    self.blanks += 1
             end = len(chunk)
             last = chunk.rfind(b"\n", start)
             if last >= 0:
-                run = LineRun(chunk, start, last + 1, index, count, cap, editor)
+                run = LineRun(chunk, start, last + 1, index, count, cap, editor, self)
                 if runs:
                     yield run
                 else:
@@ -311,11 +244,20 @@ class LineRun:
     run is cut (`lines`) or taken (`take`), after its last.
     """
 
-    __slots__ = ("_cap", "_editor", "chunk", "count", "end", "index", "start")
+    __slots__ = ("_cap", "_editor", "_owner", "chunk", "count", "end", "index", "start")
 
     def __init__(
-        self, chunk: bytes, start: int, end: int, index: int, count: int, cap: int, editor: bool
+        self,
+        chunk: bytes,
+        start: int,
+        end: int,
+        index: int,
+        count: int,
+        cap: int,
+        editor: bool,
+        owner: RawLines | None = None,
     ) -> None:
+        self._owner = owner  # its `blanks` counts the blank lines this run passes
         self.chunk = chunk
         self.start = start
         self.end = end
@@ -344,11 +286,11 @@ class LineRun:
             if length > cap:
                 yield (count if editor else index), _oversized(length)
                 index += 1
-            elif length:
-                part = chunk[start:newline]
-                if not part.isspace():  # blank lines are skipped (no strip() copy)
-                    yield (count if editor else index), part
-                    index += 1
+            elif length and not (part := chunk[start:newline]).isspace():
+                yield (count if editor else index), part  # blank lines are skipped
+                index += 1
+            elif self._owner is not None:
+                self._owner.blanks += 1
             start = newline + 1
         self.index = index
         self.count = count
@@ -421,7 +363,16 @@ class CaptureLines:
     every line gets the verdict and the index `decode` gives it.
     """
 
-    __slots__ = ("_decode", "_decode_run", "_lines", "damaged", "damaged_files", "path", "strict")
+    __slots__ = (
+        "_decode",
+        "_decode_run",
+        "_lines",
+        "damaged",
+        "damaged_files",
+        "on_damaged",
+        "path",
+        "strict",
+    )
 
     def __init__(
         self,
@@ -442,6 +393,9 @@ class CaptureLines:
         self.damaged = 0
         """Damaged lines skipped so far."""
         self.damaged_files: dict[Path, int] = {}  # the damaged lines of each file
+        self.on_damaged: Callable[[int, int, BaseException | None], None] | None = None
+        """Told of each damaged line skipped: its index (as a good line's), its number as
+        editors show it in its file, and the decoder's error (None: over the cap)."""
 
     def __iter__(self) -> Iterator[tuple[int, CaptureLine]]:
         lines = self._lines
@@ -465,6 +419,13 @@ class CaptureLines:
                 yield index, line
                 index += 1
 
+    def _line(self, at: int) -> int:
+        """The editor's number (from 1, blank lines counted) of the line in use, `at` in its file."""
+        lines: Any = self._lines
+        if hasattr(lines, "source"):  # MergedLines
+            return int(lines.line)
+        return lines.line_number(at) if isinstance(lines, RawLines) else at + 1
+
     def _decoded(self, lines: Iterable[tuple[int, bytes]]) -> Iterator[tuple[int, CaptureLine]]:
         decode = self._decode
         path = self.path
@@ -473,27 +434,36 @@ class CaptureLines:
             path, at = (merged.source, merged.position) if merged else (path, index)
             if type(raw) is OversizedLine:
                 if self.strict:
+                    number = self._line(at)
                     raise LineTooLongError(
-                        f"capture line too long in {path}, line {at} (0-based, blank lines "
-                        f"not counted): {raw.size} bytes, over the cap of this reader",
+                        f"capture line too long in {path}, line {number}: {raw.size} bytes, "
+                        "over the cap of this reader",
                         path=path,
                         line_index=at,
                         size=raw.size,
+                        line=number,
                     )
                 self.damaged += 1
                 self.damaged_files[path] = self.damaged_files.get(path, 0) + 1
+                if self.on_damaged is not None:
+                    self.on_damaged(index, self._line(at), None)
                 continue
             try:
                 line = decode(raw, path=path, line_index=at)
+            except UnsupportedFormatError as exc:
+                raise exc.at_line(self._line(at)) from None
             except _DAMAGED as exc:
                 if self.strict:
+                    number = self._line(at)
                     raise DamagedLineError(
-                        f"damaged capture line in {path}, line {at} (0-based, blank lines "
-                        f"not counted): {exc}",
+                        f"damaged capture line in {path}, line {number}: {exc}",
                         path=path,
                         line_index=at,
+                        line=number,
                     ) from exc
                 self.damaged += 1
                 self.damaged_files[path] = self.damaged_files.get(path, 0) + 1
+                if self.on_damaged is not None:
+                    self.on_damaged(index, self._line(at), exc)
                 continue
             yield index, line

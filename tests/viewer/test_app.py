@@ -66,7 +66,7 @@ def test_the_rollout_api(client: TestClient) -> None:
     assert [i["kind"] for i in items] == ["call", "damaged", "call"]
     assert items[1] == {
         "kind": "damaged",
-        "line": 1,
+        "line": 2,
         "reason": "Invalid enum value '<script>window.__pwned = 1</script>' - at `$.dialect`",
     }
     assert items[0]["input"][0]["parts"][0]["text"].startswith(SCRIPT)  # as text, unchanged
@@ -167,7 +167,7 @@ def test_a_huge_turn_is_cut_and_a_huge_line_is_damaged(tmp_path: Path) -> None:
         assert (len(part["text"]), part["cut"]) == (20_000, 2_980_000)
         assert damaged == {
             "kind": "damaged",
-            "line": 1,
+            "line": 2,
             "reason": "longer than the longest line this reader keeps",
         }
         raw = client.get("/api/rollouts/big/calls/0").json()["request"]

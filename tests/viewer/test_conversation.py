@@ -102,7 +102,7 @@ def test_damaged_lines_stay_where_they_are(tmp_path: Path) -> None:
         (type(i).__name__, getattr(i, "index", getattr(i, "line", None)))
         for i in conversation.items
     ]
-    assert kinds == [("CallView", 0), ("DamagedLine", 1), ("CallView", 2)]
+    assert kinds == [("CallView", 0), ("DamagedLine", 2), ("CallView", 2)]  # line 2 of the file
     damaged = conversation.items[1]
     assert isinstance(damaged, DamagedLine) and damaged.reason.startswith("JSON is malformed")
     second = conversation.items[2]

@@ -30,11 +30,12 @@ the segment has not changed for `SETTLED_SECONDS`.
 from __future__ import annotations
 
 import fcntl
+import functools
 import heapq
 import math
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Literal
 
@@ -153,6 +154,7 @@ class RolloutLines:
         "damaged_files",
         "file",
         "offset",
+        "on_damaged",
         "position",
         "rollout",
         "size",
@@ -187,6 +189,9 @@ class RolloutLines:
         """The file being read (the last one read, once done); None before the first."""
         self.position = 0
         """The number of the line last yielded in its own file."""
+        self.on_damaged: Callable[[int, int, BaseException | None], None] | None = None
+        """Told of each damaged line skipped (`reader.CaptureLines.on_damaged`), its index
+        numbered on across files as a good line's."""
         self.count = 0
         """Lines of every file, blank ones included (set when the iteration ends)."""
         self.size = 0
@@ -206,6 +211,8 @@ class RolloutLines:
                 raw, path, strict=self.strict, decode=self._decode, decode_run=self._decode_run
             )
             offset = self.offset
+            if self.on_damaged is not None:
+                lines.on_damaged = functools.partial(_told_at, self.on_damaged, offset)
             try:
                 for index, line in lines:
                     self.position = index
@@ -223,6 +230,7 @@ class RolloutLines:
         files = list(self.rollout.files)
         merged = MergedLines(files, max_line_bytes=self._max_line_bytes)
         lines = CaptureLines(merged, files[0], strict=self.strict, decode=self._decode)
+        lines.on_damaged = self.on_damaged
         try:
             for item in lines:
                 self.file = merged.source
@@ -237,6 +245,17 @@ class RolloutLines:
         self.damaged += lines.damaged
         for path, count in lines.damaged_files.items():
             self.damaged_files[path] = self.damaged_files.get(path, 0) + count
+
+
+def _told_at(
+    told: Callable[[int, int, BaseException | None], None],
+    offset: int,
+    index: int,
+    line: int,
+    exc: BaseException | None,
+) -> None:
+    """`told` of a damaged line of a rollout's later file: its index numbered on from `offset`."""
+    told(offset + index, line, exc)
 
 
 SETTLED_SECONDS = 60.0
@@ -285,6 +304,7 @@ class MergedLines:
         "_locked",
         "count",
         "files",
+        "line",
         "max_line_bytes",
         "position",
         "source",
@@ -306,6 +326,8 @@ class MergedLines:
         """The file of the line last yielded."""
         self.position = 0
         """The number of the line last yielded in its own file (NeMo Gym's numbering)."""
+        self.line = 0
+        """Its number in its file as editors show it (from 1, blank lines counted)."""
         self.count = 0
         """Lines of every file, blank ones included (set when the iteration ends)."""
         self.unterminated = False
@@ -315,13 +337,14 @@ class MergedLines:
     def __iter__(self) -> Iterator[tuple[int, bytes]]:
         files = [self._keyed(rank, path) for rank, path in enumerate(self.files)]
         number = 0
-        for _key, rank, position, raw in heapq.merge(*files):
+        for _key, rank, position, line, raw in heapq.merge(*files):
             self.source = self.files[rank]
             self.position = position
+            self.line = line
             yield number, raw
             number += 1
 
-    def _keyed(self, rank: int, path: Path) -> Iterator[tuple[float, int, int, bytes]]:
+    def _keyed(self, rank: int, path: Path) -> Iterator[tuple[float, int, int, int, bytes]]:
         """The lines of one file with their merge keys (see the module docstring)."""
         lines = read_file_lines(path, max_line_bytes=self.max_line_bytes, lock=not self._locked)
         key = -math.inf
@@ -333,6 +356,7 @@ class MergedLines:
                     when = None
                 if when is not None and math.isfinite(when):
                     key = when
-            yield key, rank, position, raw
+            # (position is unique in its file: the tuples never compare past it)
+            yield key, rank, position, lines.line_number(position), raw
         self.unterminated = self.unterminated or lines.unterminated
         self.count += lines.count

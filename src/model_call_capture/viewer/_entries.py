@@ -10,12 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 
 import msgspec
 
 from .. import _codec
-from ..contracts import CaptureLine, ModelCallRecord, ObservationGap
+from ..contracts import ModelCallRecord, ObservationGap
 from ..reader import DEFAULT_MAX_LINE_BYTES
 from ..records import build_model_call_record, decode_line_lazily
 from ..store import Rollout, RolloutLines
@@ -29,7 +28,8 @@ class DamagedLine(msgspec.Struct, kw_only=True, tag="damaged", tag_field="kind")
     """A line of the rollout's files that is not a readable call, where it is."""
 
     line: int
-    """Its position, numbered as `call_index` is (from 0, blank lines not counted)."""
+    """Its number in its file as editors and `mcc validate` show it (from 1, blank lines
+    counted); read on from a byte offset (`Entries(start=)`), from that offset."""
     reason: str
     """Why it could not be read."""
 
@@ -65,10 +65,15 @@ class Entries:
         first_index: int = 0,
     ):
         self._first = first_index
-        self._reasons: dict[int, str] = {}
+        self._reasons: dict[int, tuple[int, str]] = {}  # damaged lines met, not yet yielded
         self._capture = RolloutLines(
-            rollout, strict=False, max_line_bytes=max_line_bytes, decode=self._decode, start=start
+            rollout,
+            strict=False,
+            max_line_bytes=max_line_bytes,
+            decode=decode_line_lazily,
+            start=start,
         )
+        self._capture.on_damaged = self._note
         self.damaged = 0
         """Damaged lines met so far."""
 
@@ -77,18 +82,14 @@ class Entries:
         """Bytes read of the last file (valid once iterated to the end)."""
         return self._capture.size
 
-    def _decode(self, raw: bytes, *, path: Path | None, line_index: int | None) -> CaptureLine:
-        try:
-            return decode_line_lazily(raw, path=path, line_index=line_index)
-        except (msgspec.DecodeError, UnicodeDecodeError, RecursionError) as exc:
-            if line_index is not None:  # the file's own index: numbered on across files here
-                self._reasons[self._capture.offset + line_index] = _reason(exc)
-            raise
+    def _note(self, index: int, line: int, exc: BaseException | None) -> None:
+        reason = "longer than the longest line this reader keeps" if exc is None else _reason(exc)
+        self._reasons[index] = (line, reason)
 
     def _damaged(self, index: int) -> DamagedLine:
         self.damaged += 1
-        reason = self._reasons.pop(index, "longer than the longest line this reader keeps")
-        return DamagedLine(line=self._first + index, reason=reason)
+        line, reason = self._reasons.pop(index, (0, "unreadable"))
+        return DamagedLine(line=line, reason=reason)
 
     def __iter__(self) -> Iterator[Call | DamagedLine]:
         expected = 0
