@@ -26,6 +26,7 @@ from model_call_capture.cli import main
 from model_call_capture.store import CaptureStore
 
 ROLLOUT_IDS = ["0-0", "1-0", "2-0", "3-0"]
+SAMPLE = Path(__file__).parent / "data" / "schema-1.0"  # a directory with one capture file
 # One rollout: chat JSON (tool call), chat stream, responses JSON, responses stream,
 # messages JSON, messages stream. Rollout 3-0 starts with one call the server rate-limits.
 ROLLOUT_DIALECTS = ["chat", "chat", "responses", "responses", "messages", "messages"]
@@ -205,8 +206,8 @@ def test_lines_that_are_not_captures_are_unreadable_to_every_command(
     code, out, err = mcc("stats", str(copy))
     assert code == 0 and "unreadable" not in out  # notes go to stderr, one spelling
     assert f"1 unreadable line skipped (mcc validate {copy} lists them)" in " ".join(err.split())
-    code, out, _ = mcc("show", str(copy), "r")
-    assert code == 0 and out.startswith("rollout r: 2 calls") and "1 unreadable line" in out
+    code, out, err = mcc("show", str(copy), "r")
+    assert code == 0 and out.startswith("rollout r: 2 calls") and "1 unreadable line" in err
     code, out, _ = mcc("show", str(copy), "r", "--raw")
     assert [c["call_index"] for c in json.loads(out)["calls"]] == [0, 2]
 
@@ -216,7 +217,7 @@ def test_validate_refuses_a_missing_path_in_one_line(mcc: Run, tmp_path: Path) -
     assert (code, out, err) == (
         1,
         "",
-        f"mcc: error: {tmp_path / 'nope'}: no such file or directory\n",
+        f"mcc validate: error: {tmp_path / 'nope'}: no such file or directory\n",
     )
 
 
@@ -382,7 +383,7 @@ def test_show_payloads_prints_request_and_response(demo: tuple[Path, Any], mcc: 
 
 def test_view_of_a_missing_directory_is_one_line(tmp_path: Path, mcc: Run) -> None:
     missing = tmp_path / "nope"
-    assert mcc("view", str(missing)) == (1, "", f"mcc: error: {missing}: no such directory\n")
+    assert mcc("view", str(missing)) == (1, "", f"mcc view: error: {missing}: no such directory\n")
 
 
 def test_show_an_unknown_rollout_is_one_line(demo: tuple[Path, Any], mcc: Run) -> None:
@@ -392,7 +393,7 @@ def test_show_an_unknown_rollout_is_one_line(demo: tuple[Path, Any], mcc: Run) -
     assert (code, out, err) == (
         1,
         "",
-        f"mcc: error: {root}: no capture for rollout '7-0'; found: 0-0, 1-0, 2-0, 3-0\n",
+        f"mcc show: error: {root}: no capture for rollout '7-0'; found: 0-0, 1-0, 2-0, 3-0\n",
     )
 
 
@@ -489,7 +490,7 @@ def test_export_without_pyarrow_is_one_clear_line(demo: tuple[Path, Any], tmp_pa
     )
     assert (run.returncode, run.stdout) == (1, "")
     assert run.stderr == (
-        "mcc: error: Parquet export needs pyarrow: pip install 'model-call-capture[arrow]' (or use --format jsonl)\n"
+        "mcc export: error: Parquet export needs pyarrow: pip install 'model-call-capture[arrow]' (or use --format jsonl)\n"
     )
     assert not (tmp_path / "x.parquet").exists()
 
@@ -499,7 +500,7 @@ def test_export_into_a_missing_directory_is_one_line(
 ) -> None:
     demo_dir, _ = demo
     code, _, err = mcc("export", str(demo_dir), "--out", str(tmp_path / "no" / "x.jsonl"))
-    assert (code, err) == (1, f"mcc: error: {tmp_path / 'no'}: no such directory\n")
+    assert (code, err) == (1, f"mcc export: error: {tmp_path / 'no'}: no such directory\n")
 
 
 # -- mcc schema ----------------------------------------------------------------------
@@ -562,13 +563,13 @@ def test_a_command_imports_its_own_module_not_the_others() -> None:
 @pytest.mark.parametrize(
     ("args", "code", "err"),
     [
-        (["stats"], 2, "mcc stats: Missing argument 'PATH...'. (see 'mcc stats --help')\n"),
-        (["nope"], 2, "mcc: No such command 'nope'. (see 'mcc --help')\n"),
-        (["demo", "--rollouts", "0"], 2, "mcc demo: Invalid value for '--rollouts': 0 is not in the range 1<=x<=1000. (see 'mcc demo --help')\n"),
-        (["serve", "--upstream", "ftp://x", "--capture-dir", "/tmp/mcc-unused"], 1, "mcc: error: upstream must be an http(s) URL, got 'ftp://x'\n"),
-        (["stats", sys.executable], 1, f"mcc: error: {sys.executable}: not a capture file (<rollout_id>.capture.jsonl)\n"),
-        (["stats", ".", "--jobs", "0"], 2, "mcc stats: Invalid value for '--jobs' / '-j': 0 is not in the range x>=1. (see 'mcc stats --help')\n"),
-        (["export", ".", "--out", "/nonexistent-mcc-out/calls.parquet"], 1, "mcc: error: /nonexistent-mcc-out: no such directory\n"),
+        (["stats"], 2, "mcc stats: error: Missing argument 'PATH...'. (see 'mcc stats --help')\n"),
+        (["nope"], 2, "mcc: error: No such command 'nope'. (see 'mcc --help')\n"),
+        (["demo", "--rollouts", "0"], 2, "mcc demo: error: Invalid value for '--rollouts': 0 is not in the range 1<=x<=1000. (see 'mcc demo --help')\n"),
+        (["serve", "--upstream", "ftp://x", "--capture-dir", "/tmp/mcc-unused"], 1, "mcc serve: error: upstream must be an http(s) URL, got 'ftp://x'\n"),
+        (["stats", sys.executable], 1, f"mcc stats: error: {sys.executable}: not a capture file (<rollout_id>.capture.jsonl)\n"),
+        (["stats", ".", "--jobs", "0"], 2, "mcc stats: error: Invalid value for '--jobs' / '-j': 0 is not in the range x>=1. (see 'mcc stats --help')\n"),
+        (["export", str(SAMPLE), "--out", "/nonexistent-mcc-out/calls.parquet"], 1, "mcc export: error: /nonexistent-mcc-out: no such directory\n"),
     ],
 )  # fmt: skip
 def test_errors_are_one_line_and_a_non_zero_exit(
@@ -582,7 +583,7 @@ def test_the_installed_script_reports_errors_without_a_traceback(tmp_path: Path)
     assert (run.returncode, run.stdout, run.stderr) == (
         1,
         "",
-        f"mcc: error: {tmp_path / 'missing'}: no such file or directory\n",
+        f"mcc stats: error: {tmp_path / 'missing'}: no such file or directory\n",
     )
 
 
@@ -593,7 +594,7 @@ def test_a_file_system_error_is_one_line(tmp_path: Path, mcc: Run) -> None:
     assert (code, out, err) == (
         1,
         "",
-        f"mcc: error: {blocker / 'demo' / 'model-calls'}: Not a directory\n",
+        f"mcc demo: error: {blocker / 'demo' / 'model-calls'}: Not a directory\n",
     )
 
 
@@ -632,7 +633,7 @@ def test_export_into_a_missing_directory_is_named_before_a_missing_pyarrow(
         timeout=60,
     )
     assert (run.returncode, run.stdout) == (1, "")
-    assert run.stderr == f"mcc: error: {tmp_path / 'no'}: no such directory\n"
+    assert run.stderr == f"mcc export: error: {tmp_path / 'no'}: no such directory\n"
 
 
 def test_export_tokens_of_calls_without_token_ids_says_why_and_how(
@@ -643,7 +644,7 @@ def test_export_tokens_of_calls_without_token_ids_says_why_and_how(
     code, stdout, stderr = mcc("export", str(demo_dir), "--tokens", "--out", str(out))
     assert (code, stdout) == (0, f"wrote 0 token trajectories to {out} (jsonl)\n")
     assert stderr == (
-        "no token trajectories: none of the 25 calls carried token ids (prompt_token_ids and"
+        "mcc export: note: no token trajectories: none of the 25 calls carried token ids (prompt_token_ids and"
         " generation_token_ids). Capture them from a server that returns them, e.g. vLLM with"
         ' "return_token_ids": true in the request (docs/formats.md, "Token trajectories")\n'
     )
@@ -674,7 +675,7 @@ def test_show_reads_a_capture_file_as_its_rollout(demo: tuple[Path, Any], mcc: R
         assert by_file == mcc("show", str(demo_dir), "3-0", *flags)
     assert mcc("show", path, "3-0")[1] == mcc("show", path)[1]
     code, out, err = mcc("show", path, "1-0")
-    assert (code, out, err) == (1, "", f"mcc: error: {path}: holds rollout '3-0', not '1-0'\n")
+    assert (code, out, err) == (1, "", f"mcc show: error: {path}: holds rollout '3-0', not '1-0'\n")
 
 
 def test_show_without_a_rollout_id_shows_the_only_one_or_names_them(
@@ -685,7 +686,10 @@ def test_show_without_a_rollout_id_shows_the_only_one_or_names_them(
     assert mcc("show", str(tmp_path))[1] == mcc("show", str(tmp_path), "2-0")[1]
     code, _, err = mcc("show", str(demo_dir))
     root = demo_dir / "model-calls"
-    assert (code, err) == (1, f"mcc: error: {root}: name a rollout; found: 0-0, 1-0, 2-0, 3-0\n")
+    assert (code, err) == (
+        1,
+        f"mcc show: error: {root}: name a rollout; found: 0-0, 1-0, 2-0, 3-0\n",
+    )
 
 
 def test_export_reads_capture_files_as_it_reads_their_directory(
@@ -708,7 +712,7 @@ def test_a_file_that_is_not_a_capture_file_is_one_error_line(
     extra = ["--out", str(tmp_path / "x.jsonl")] if command == "export" else []
     code, out, err = mcc(command, str(path), *extra)
     assert (code, out) == (1, "")
-    assert err == f"mcc: error: {path}: not a capture file (<rollout_id>.capture.jsonl)\n"
+    assert err == f"mcc {command}: error: {path}: not a capture file (<rollout_id>.capture.jsonl)\n"
 
 
 def test_show_of_a_capture_file_reports_its_incomplete_marker(

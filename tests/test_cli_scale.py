@@ -131,7 +131,7 @@ def test_a_sparse_three_gigabyte_file_is_streamed_under_a_one_gigabyte_address_s
     assert validated.returncode == 1, validated.stderr
     assert validated.stdout.splitlines() == [
         f"{path}:1: line too long: {3 << 30} bytes, over --max-line-bytes {256 << 20} (not read)",
-        "1 of 2 lines invalid in 1 of 1 files",
+        "1 of 2 lines invalid in 1 of 1 file",
     ]
     stats = _mcc("stats", str(tmp_path), "--json", limit_as=limit)
     assert stats.returncode == 0, stats.stderr

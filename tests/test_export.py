@@ -125,7 +125,7 @@ def test_a_token_count_beyond_int64_is_null_and_reported_instead_of_failing(
     table = pq.read_table(out)
     assert table.column("tokens_in").to_pylist()[0] is None
     assert table.num_rows == len(lines)
-    assert "values beyond the export's types (int64) written as null" in capsys.readouterr().err
+    assert "1 value beyond the export's types (int64) written as null" in capsys.readouterr().err
 
 
 def test_an_export_with_payloads_is_as_private_as_the_captures(
@@ -312,7 +312,7 @@ def test_an_interrupted_export_leaves_the_previous_one_and_nothing_else(
     generate_captures(captures, rollouts=800, calls=10, payload_bytes=4000)
     staging = (out, ".mcc-tmp-*") if mode == "incremental" else (tmp_path, f".{out.name}.mcc-tmp-*")
     code, err = _interrupt_mid_write(args, staging)
-    assert (code, err.strip()) == (130, "mcc: aborted")
+    assert (code, err.strip()) == (130, "mcc: interrupted")
     assert _read_export(out, dataset) == before
     # Nothing is left for a next run to clean: no hidden copy of the payloads stays behind.
     leftovers = [p.name for p in tmp_path.iterdir() if p.name.startswith(".")]
@@ -331,7 +331,7 @@ def test_an_export_where_it_cannot_write_names_out_in_one_line(
     assert mcc("export", str(demo_calls), "--out", str(out), *mode) == 1
     err = capsys.readouterr().err
     # Not the hidden temporary name the export writes first.
-    assert err.startswith(f"mcc: error: cannot write {out}: ") and err.count("\n") == 1, err
+    assert err.startswith(f"mcc export: error: cannot write {out}: ") and err.count("\n") == 1, err
 
 
 @pytest.mark.parametrize("pid", ["\u00b2", "9" * 200, "99999999999999999999", "0"])
@@ -582,3 +582,15 @@ def test_exports_list_rollouts_in_the_natural_order_of_their_ids(tmp_path: Path)
     assert [row["rollout_id"] for row in rows] == wanted
     export(tmp_path / "calls", tmp_path / "out.parquet", jobs=1)
     assert pq.read_table(tmp_path / "out.parquet").column("rollout_id").to_pylist() == wanted
+
+
+def test_export_tokens_counts_the_calls_without_token_ids(
+    token_demo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The fixture's plain capture holds one call without token ids; the demo's have them.
+    assert mcc("export", str(token_demo), "--out", str(tmp_path / "t.jsonl"), "--tokens") == 0
+    err = capsys.readouterr().err
+    assert err == (
+        "mcc export: note: 1 call without token ids (prompt_token_ids and generation_token_ids)"
+        ' in no trajectory (docs/formats.md, "Token trajectories")\n'
+    )

@@ -7,6 +7,9 @@ typed `ModelCallRecord`s and `ng_model_call_capture` attachments.
 
 from __future__ import annotations
 
+# First: importing it guards the `mcc` command's start (a Ctrl-C while the rest is
+# imported is one line, not a traceback); a program importing the library is unaffected.
+from . import _interrupt  # noqa: F401
 from .collection import (
     CollectionSummary,
     CollectorBusyError,

@@ -306,7 +306,7 @@ def test_serve_on_a_taken_port_is_one_line(
     assert exited.value.code == 1
     assert (
         capsys.readouterr().err
-        == f"mcc: error: cannot listen on 127.0.0.1:{port}: Address already in use\n"
+        == f"mcc serve: error: cannot listen on 127.0.0.1:{port}: Address already in use\n"
     )
 
 

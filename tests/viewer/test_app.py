@@ -240,7 +240,7 @@ def test_view_warns_about_every_interface_an_empty_directory_and_no_browser(
     ) in err
     assert f"mcc view: warning: {tmp_path} holds no capture files yet" in err
     assert (
-        f"mcc view: no browser could be opened here; open http://127.0.0.1:{port.group(1)}/ yourself"
+        f"mcc view: warning: no browser could be opened here; open http://127.0.0.1:{port.group(1)}/ yourself"
         in err
     )
     CaptureStore(tmp_path).append("r", chat_line())

@@ -28,14 +28,19 @@ __all__ = [
     "RolloutRecords",
     "Sources",
     "capture_root",
+    "command_name",
     "fmt_int",
     "fmt_ms",
     "jobs_option",
     "listen",
     "literal",
     "max_line_bytes_option",
+    "no_capture_files",
+    "note",
+    "open_captures",
     "open_sources",
     "percentile",
+    "plural",
     "read_rollouts",
     "safe_json",
     "safe_text",
@@ -92,13 +97,31 @@ def stdout() -> Console:
     return Console(highlight=False)
 
 
-def unreadable_note(count: int, directory: str | Path) -> Text:
-    """The one note of every command on the lines it could not read (stderr, yellow)."""
-    lines = "line" if count == 1 else "lines"
-    return Text(
-        safe_text(f"{count:,} unreadable {lines} skipped (mcc validate {directory} lists them)"),
-        style="yellow",
-    )
+def plural(count: int, noun: str) -> str:
+    """`1 line`, `2 lines`, `1,024 lines`: a count and its noun, singular for one."""
+    return f"{count:,} {noun if count == 1 else noun + 's'}"
+
+
+def command_name() -> str:
+    """`mcc CMD` for the command running (`mcc` outside one): how its stderr lines start."""
+    ctx = click.get_current_context(silent=True)
+    return ctx.command_path if ctx is not None else "mcc"
+
+
+def note(text: str, *, kind: str = "note") -> None:
+    """One note on stderr, `mcc CMD: note: text` (or `warning`), yellow on a terminal.
+
+    Every command says what it skipped or could not read this way, never on stdout, so
+    stdout stays the result (a table, JSON, a file) for pipes; `--json` outputs carry the
+    same notes in their JSON. The text is printed escaped (`safe_text`).
+    """
+    line = Text(safe_text(f"{command_name()}: {kind}: {text}"), style="yellow")
+    stderr().print(line, soft_wrap=True)
+
+
+def unreadable_note(count: int, directory: str | Path) -> str:
+    """The one note of every command on the lines it could not read (for `note`)."""
+    return f"{plural(count, 'unreadable line')} skipped (mcc validate {directory} lists them)"
 
 
 def stderr() -> Console:
@@ -115,6 +138,24 @@ def capture_root(path: str | Path) -> Path:
     if nested.is_dir() and not CaptureStore(root).has_rollouts():
         return nested
     return root
+
+
+def no_capture_files(path: str | Path) -> click.ClickException:
+    """The one error of every command given a directory without capture files (exit 1)."""
+    return click.ClickException(f"{path}: no capture files (*.capture.jsonl) in this directory")
+
+
+def open_captures(path: str | Path) -> CaptureStore:
+    """The store of the capture directory `path` (`capture_root`), refusing one without captures.
+
+    One rule for every command that reads captures (docs/cli.md, "Conventions"): a
+    missing directory and a directory with no capture file are each one error line and
+    exit code 1, never an empty table or an empty export.
+    """
+    store = CaptureStore(capture_root(path))
+    if not store.has_rollouts():
+        raise no_capture_files(path)
+    return store
 
 
 @dataclass(slots=True)
@@ -233,7 +274,7 @@ def open_sources(paths: Sequence[str]) -> Sources:
     store = None
     for path in paths:
         if Path(path).is_dir():
-            store = CaptureStore(capture_root(path))
+            store = open_captures(path)
             rollouts += store.rollouts()
         elif not Path(path).exists():
             raise click.ClickException(f"{path}: no such file or directory")

@@ -76,6 +76,8 @@ class FileStats:
     calls: int = 0
     damaged: int = 0
     error: str | None = None
+    newer: list[str] = field(default_factory=list)
+    """Where a line of a newer format stopped the reading of a rollout (one each)."""
 
     def add_records(self, records: Iterable[ModelCallRecord]) -> None:
         """Fold records in, one at a time."""
@@ -98,6 +100,7 @@ class FileStats:
                 mine.merge(group)
         self.calls += other.calls
         self.damaged += other.damaged
+        self.newer.extend(other.newer)
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,9 +115,11 @@ def read_file_stats(job: StatsJob) -> FileStats:
     """The summary of one rollout, read record by record (a worker's whole job).
 
     A file that cannot be read (a FIFO, a directory, an I/O error) gives a summary with
-    `error` set naming it, so one bad file never stops the others; a line of a newer
-    format raises `UnsupportedFormatError`, as every reader does.
+    `error` set naming it, so one bad file never stops the others. A line of a newer
+    format ends the rollout's reading, as it does the viewer's: the calls before it are
+    kept and the line is named in `newer` (the reader's `UnsupportedFormatError`).
     """
+    from ..errors import UnsupportedFormatError
     from ..records import iter_rollout_records
 
     stats = FileStats()
@@ -123,5 +128,7 @@ def read_file_stats(job: StatsJob) -> FileStats:
         stats.add_records(stream)
     except OSError as exc:
         return FileStats(error=f"{stream.lines.file}: {exc.strerror or exc}")
+    except UnsupportedFormatError as exc:
+        stats.newer.append(f"rollout {job.rollout.id} read up to {' '.join(str(exc).split())}")
     stats.damaged = stream.damaged
     return stats

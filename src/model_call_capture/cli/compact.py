@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import click
 
-from ..store import CaptureStore
-from ._common import capture_root, safe_text
+from ._common import note, open_captures, plural
 
 __all__ = ["compact"]
 
@@ -25,7 +24,7 @@ def compact(directory: str) -> None:
     Example:
       mcc compact /data/model-calls
     """
-    store = CaptureStore(capture_root(directory))
+    store = open_captures(directory)
     compacted = left = lines = 0
     for rollout_id in store.rollout_ids():
         if not store.segments_path(rollout_id).is_dir():
@@ -33,12 +32,12 @@ def compact(directory: str) -> None:
         result = store.compact(rollout_id)
         if result.left_alone is not None:
             left += 1
-            click.echo(safe_text(f"left alone: {rollout_id}: {result.left_alone}"), err=True)
+            note(f"left alone: {rollout_id}: {result.left_alone}")
         elif result.segments:
             compacted += 1
             lines += result.lines
     click.echo(
-        f"compacted {compacted} rollout(s) into their shared files ({lines} lines)"
+        f"compacted {plural(compacted, 'rollout')} into their shared files ({plural(lines, 'line')})"
         + (f"; {left} left alone (still being written)" if left else "")
     )
     if left:

@@ -20,10 +20,10 @@ from ..export import export as export_rollouts
 from ..export._parquet import ROW_GROUP_BYTES, pandas_refused
 from ._common import (
     jobs_option,
-    literal,
     max_line_bytes_option,
+    note,
     open_sources,
-    stderr,
+    plural,
     stdout,
     unreadable_note,
 )
@@ -177,40 +177,36 @@ def _report(result: ExportResult, directory: str) -> None:
         headline = f"wrote {result.rows} {result.unit} to {target} ({result.format})"
     stdout().print(headline, soft_wrap=True)
     if result.calls_left_out:
-        stderr().print(_left_out_note(result), style="yellow", markup=False, soft_wrap=True)
+        note(_left_out_note(result))
     if result.damaged:
-        stderr().print(unreadable_note(result.damaged, directory), soft_wrap=True)
+        note(unreadable_note(result.damaged, directory))
     if result.out_of_range:
-        stderr().print(
-            f"[yellow]{result.out_of_range} values beyond the export's types (int64) written as null[/]"
+        note(
+            f"{plural(result.out_of_range, 'value')} beyond the export's types (int64) written"
+            " as null"
         )
     for skipped in result.skipped_reasons:
-        line = literal(f"skipped {skipped.rollout_id}: {skipped.reason}")
-        stderr().print(line, style="yellow", soft_wrap=True)
+        note(f"skipped {skipped.rollout_id}: {skipped.reason}")
     if result.skipped > len(result.skipped_reasons):
-        stderr().print(
-            f"{result.skipped - len(result.skipped_reasons)} more rollouts skipped", markup=False
-        )
+        note(f"{plural(result.skipped - len(result.skipped_reasons), 'more rollout')} skipped")
 
 
 def _left_out_note(result: ExportResult) -> str:
     """Why calls are in no row: for token trajectories, the token ids and how to get them."""
-    count = result.calls_left_out
-    calls = "call" if count == 1 else "calls"
+    calls = plural(result.calls_left_out, "call")
     if result.unit != "token trajectories":
         return (
-            f"{count:,} {calls} left out: the {result.format} format has no place for them"
-            " (docs/formats.md)"
+            f"{calls} left out: the {result.format} format has no place for them (docs/formats.md)"
         )
     if result.rows == 0:
         return (
-            f"no token trajectories: none of the {count:,} {calls} carried token ids"
+            f"no token trajectories: none of the {calls} carried token ids"
             " (prompt_token_ids and generation_token_ids). Capture them from a server that"
             ' returns them, e.g. vLLM with "return_token_ids": true in the request'
             ' (docs/formats.md, "Token trajectories")'
         )
     return (
-        f"{count:,} {calls} without token ids (prompt_token_ids and generation_token_ids)"
+        f"{calls} without token ids (prompt_token_ids and generation_token_ids)"
         ' in no trajectory (docs/formats.md, "Token trajectories")'
     )
 

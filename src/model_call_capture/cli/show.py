@@ -20,17 +20,18 @@ from ..store import CaptureStore, Rollout, file_is_incomplete
 from ..viewer import CallView, Conversation
 from ._common import (
     RolloutRecords,
-    capture_root,
     fmt_int,
     fmt_ms,
     jobs_option,
     literal,
     max_line_bytes_option,
+    note,
+    open_captures,
     open_sources,
     percentile,
+    plural,
     safe_json,
     safe_text,
-    stderr,
     stdout,
     unreadable_note,
 )
@@ -168,22 +169,28 @@ def stats(
             errors.append(part.error)
     rows = _rows(summary)
     for error in errors:
-        stderr().print(
-            f"unreadable capture file: {safe_text(str(error))}", markup=False, soft_wrap=True
-        )
+        note(f"unreadable capture file: {error}")
+    for newer in summary.newer:
+        note(newer, kind="warning")
     if as_json:
         click.echo(safe_json(_codec.encode(rows)))
-        return
+    else:
+        _print_stats(rows, summary, len(rollouts), wide)
+    if summary.damaged:
+        note(unreadable_note(summary.damaged, sources.label))
+    if summary.newer:  # figures without some calls: the exit code tells
+        raise click.exceptions.Exit(2)
+
+
+def _print_stats(rows: list[StatsRow], summary: FileStats, rollouts: int, wide: bool) -> None:
     console = stdout()
     print_table(
         console,
         STATS_COLUMNS,
         stats_rows(rows),
-        title=f"{summary.calls} calls in {len(rollouts)} rollouts (latency and TTFT in ms)",
+        title=f"{summary.calls} calls in {rollouts} rollouts (latency and TTFT in ms)",
         wide=wide,
     )
-    if summary.damaged:
-        stderr().print(unreadable_note(summary.damaged, sources.label), soft_wrap=True)
 
 
 CALL_COLUMNS = (
@@ -279,10 +286,7 @@ def show(path: str, rollout_id: str | None, payloads: bool, as_json: bool, wide:
         wide=wide,
     )
     if conversation.damaged:
-        lines = "line" if conversation.damaged == 1 else "lines"
-        console.print(
-            f"[yellow]{conversation.damaged} unreadable {lines} (shown where they are)[/]"
-        )
+        note(f"{plural(conversation.damaged, 'unreadable line')} (shown where they are)")
     for renderable in conversation_renderables(conversation):
         console.print(renderable)
     if payloads:
@@ -301,8 +305,8 @@ def _named_rollout(path: str, rollout_id: str | None) -> tuple[Rollout, bool, Ca
         if rollout_id not in (None, rollout.id):
             raise click.ClickException(f"{path}: holds rollout {rollout.id!r}, not {rollout_id!r}")
         return rollout, file_is_incomplete(path), None
-    root = capture_root(path)
-    store = CaptureStore(root)
+    store = open_captures(path)
+    root = store.root
     known = store.rollout_ids()
     if rollout_id is None and len(known) == 1:
         rollout_id = known[0]

@@ -16,7 +16,15 @@ from ..errors import UnsupportedFormatError
 from ..reader import DEFAULT_MAX_LINE_BYTES, OversizedLine, RawLines, decode_capture_line
 from ..records import decode_line_lazily
 from ..store import capture_files_under, read_file_lines
-from ._common import jobs_option, max_line_bytes_option, safe_text, stderr, stdout
+from ._common import (
+    jobs_option,
+    max_line_bytes_option,
+    no_capture_files,
+    plural,
+    safe_text,
+    stderr,
+    stdout,
+)
 
 __all__ = ["FileCheck", "Problem", "capture_files", "check_file", "validate"]
 
@@ -54,7 +62,7 @@ def capture_files(paths: tuple[str, ...]) -> list[Path]:
         if path.is_dir():
             found = capture_files_under(path)
             if not found:
-                raise click.ClickException(f"{path}: no capture files in this directory")
+                raise no_capture_files(path)
             files.extend(found)
         elif path.exists():
             files.append(path)
@@ -207,13 +215,17 @@ def validate(paths: tuple[str, ...], jobs: int | None, max_line_bytes: int) -> N
     bad_files = len({path for path, _ in bad_lines})
     if bad_lines:
         out.print(
-            f"{len(bad_lines)} of {total_lines} lines invalid in {bad_files} of {len(files)} files",
+            f"{len(bad_lines):,} of {plural(total_lines, 'line')} invalid in {bad_files:,} of "
+            f"{plural(len(files), 'file')}",
             markup=False,
             soft_wrap=True,
         )
         raise click.exceptions.Exit(1)
+    verb = "is" if total_lines == 1 else "are"
     out.print(
-        f"ok: {total_lines} lines in {len(files)} files are valid", markup=False, soft_wrap=True
+        f"ok: {plural(total_lines, 'line')} in {plural(len(files), 'file')} {verb} valid",
+        markup=False,
+        soft_wrap=True,
     )
 
 

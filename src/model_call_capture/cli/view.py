@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from ._common import capture_root, listen, max_line_bytes_option, safe_text
+from ._common import capture_root, listen, max_line_bytes_option, note, safe_text
 
 __all__ = ["view"]
 
@@ -87,7 +87,7 @@ def view(
     click.echo(f"Serving {url}", nl=True)
     click.echo(safe_text(f"mcc view: reading {root} (read only); Ctrl-C stops"), err=True)
     for warning in _warnings(root, host, bound_port, rollouts):
-        click.echo(safe_text(f"mcc view: warning: {warning}"), err=True)
+        note(warning, kind="warning")
     if open_browser:
         threading.Timer(0.5, _open, args=(url,)).start()
     config = uvicorn.Config(
@@ -124,4 +124,7 @@ def _open(url: str) -> None:
     except webbrowser.Error:
         opened = False
     if not opened:
-        click.echo(f"mcc view: no browser could be opened here; open {url} yourself", err=True)
+        # A timer's thread, outside the command's context: the prefix is written out.
+        click.echo(
+            f"mcc view: warning: no browser could be opened here; open {url} yourself", err=True
+        )
