@@ -441,9 +441,14 @@ def test_the_viewer_agrees_across_layouts(both_layouts: tuple[Path, Path]) -> No
     from model_call_capture.viewer import create_app
 
     one, split = both_layouts
+    # The demo's rollouts.jsonl sits beside `one` only; both are given it, so the rewards
+    # joined to the rows are compared too.
+    outcomes = one.parent / "rollouts.jsonl"
+    assert outcomes.is_file()
     pages = []
     for directory in (one, split):
-        with TestClient(create_app(directory), base_url="http://127.0.0.1") as client:
+        app = create_app(directory, rollouts=outcomes)
+        with TestClient(app, base_url="http://127.0.0.1") as client:
             table = client.get("/api/rollouts").json()
             rollouts = {
                 r["rollout_id"]: client.get(f"/api/rollouts/{r['rollout_id']}").json()

@@ -5,16 +5,31 @@ The browser and the watch for captured text that runs are `test_browser`'s."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from model_call_capture.store import CaptureStore
 
-from .conftest import HOSTILE_TOOL, IMG, SCRIPT, mcc_view, write_hostile_dir
+from .conftest import (
+    HOSTILE_FIELD,
+    HOSTILE_TOOL,
+    IMG,
+    SCRIPT,
+    chat_line,
+    mcc_view,
+    rollout_row,
+    write_hostile_dir,
+    write_hostile_rollouts,
+)
 from .test_browser import Watch, _text, browser, pytestmark, watch
 from .test_rollnav import NATURAL, write_ids
 from .test_setup import PIRATE, _chat, write_setup_dir
 
+if TYPE_CHECKING:
+    from playwright.sync_api import Page
+
 __all__ = ["browser", "pytestmark", "watch"]  # the fixtures and the timeout, used here
 
+COUNTS = "() => document.querySelector('.counts').textContent"
 NO_MATCH = (
     "() => (document.querySelector('#found .note') || {}).textContent?.startsWith('0 rollouts')"
 )
@@ -153,4 +168,74 @@ def test_a_hostile_query_and_hostile_matches_render_as_text(tmp_path: Path, watc
         page.wait_for_function(NO_MATCH)
         counts = page.evaluate("({imgs: document.images.length, scripts: document.scripts.length})")
         assert counts["imgs"] == 0
+        watch.ran_nothing()
+
+
+def test_the_count_line_answers_for_the_table_and_the_messages(
+    demo_calls: Path, watch: Watch
+) -> None:
+    """One search box, one answer: the count says what the table matched on and how many
+    rollouts hold the text in their messages (listed under "Found in messages")."""
+    page = watch.page
+    with mcc_view(demo_calls) as url:
+        page.goto(url)
+        page.wait_for_selector("#rollouts tbody tr[data-id]")
+        page.fill("#q", "Amsterdam")
+        page.wait_for_selector("#found li[data-id='3-0']")
+        wanted = "0 of 4 rollouts by id, model or error · 1 found in messages"
+        page.wait_for_function(f"() => ({COUNTS})() === {wanted!r}")
+        assert _text(page, "#rollouts tbody tr.empty") == (
+            "No rollout id, model or error holds this text."
+        )
+        page.click("#found-count")  # the count leads to the list
+        assert page.url.endswith("#found")
+        page.fill("#q", "3-0")  # an id: in the table, and in no message
+        page.wait_for_function(
+            f"() => ({COUNTS})() === '1 of 4 rollouts by id, model or error"
+            " · none found in messages'"
+        )
+        page.fill("#q", "")
+        page.wait_for_function(f"() => ({COUNTS})() === '4 of 4 rollouts'")
+        assert not page.is_visible("#found-count")
+        watch.ran_nothing()
+
+
+def _outcome(page: Page) -> list[list[str]]:
+    return [
+        [str(name), str(value)]
+        for name, value in page.eval_on_selector_all(
+            "#outcome .field",
+            "fs => fs.map(f => [f.querySelector('.name').textContent.trim(),"
+            " f.querySelector('b').textContent])",
+        )
+    ]
+
+
+def test_the_rollout_header_shows_its_reward_and_fields(tmp_path: Path, watch: Watch) -> None:
+    rollouts = write_hostile_rollouts(tmp_path, 64 * 1024)
+    CaptureStore(tmp_path).append("11-0", chat_line())  # its row comes later
+    page = watch.page
+    with mcc_view(tmp_path, "--max-line-bytes", str(64 * 1024)) as url:
+        page.goto(url + "rollouts/0-0")
+        page.wait_for_selector("#outcome .field")
+        assert _outcome(page) == [["reward", "0.25"], ["note", "again"]]  # the later row
+        page.goto(url + "rollouts/2-0")
+        page.wait_for_selector("#outcome .field")
+        (reward, note) = _outcome(page)
+        assert reward == ["reward", "1"]
+        assert note[0] == "note" and note[1].startswith(HOSTILE_FIELD)  # as text, cut
+        assert len(note[1]) < 1000
+        page.goto(url + "rollouts/1-0")
+        page.wait_for_selector("#outcome .field")
+        assert _outcome(page) == [["reward", "high"]]
+        assert "warn" in (page.get_attribute("#outcome .reward", "class") or "")
+        page.goto(url + "rollouts/11-0")
+        page.wait_for_selector("article.call")
+        assert _outcome(page) == []  # no row yet
+        with rollouts.open("ab") as f:  # the collector writes the row as the rollout ends
+            f.write(rollout_row(11, reward=0.5, task="late"))
+        page.wait_for_selector("#outcome .field")
+        assert _outcome(page) == [["reward", "0.5"], ["task", "late"]]
+        counts = page.evaluate("({imgs: document.images.length, scripts: document.scripts.length})")
+        assert counts == {"imgs": 0, "scripts": 2}
         watch.ran_nothing()

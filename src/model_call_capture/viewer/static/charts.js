@@ -4,7 +4,7 @@
 "use strict";
 
 const mccCharts = (() => {
-  const { el, int } = mcc;
+  const { el, int, num } = mcc;
   const NS = "http://www.w3.org/2000/svg";
   const WIDTH = 320;
   const HEIGHT = 110;
@@ -14,13 +14,6 @@ const mccCharts = (() => {
     for (const [k, v] of Object.entries(attrs || {})) node.setAttribute(k, String(v));
     if (text !== undefined) node.textContent = mcc.safe(text);
     return node;
-  }
-
-  function num(x) {
-    if (x === null || x === undefined) return "–";
-    const a = Math.abs(x);
-    if (a !== 0 && (a >= 1e6 || a < 1e-3)) return Number(x).toExponential(2);
-    return Number(x).toLocaleString("en-US", { maximumFractionDigits: 3 });
   }
 
   function binLabel(name, b) {

@@ -35,6 +35,14 @@ const mcc = (() => {
     return `${int(n)} ${word}${n === 1 ? "" : "s"}`;
   }
 
+  // A reward or a field's number: up to 3 decimals, exponent form when very large or small.
+  function num(x) {
+    if (x === null || x === undefined) return "–";
+    const a = Math.abs(x);
+    if (a !== 0 && (a >= 1e6 || a < 1e-3)) return Number(x).toExponential(2);
+    return Number(x).toLocaleString("en-US", { maximumFractionDigits: 3 });
+  }
+
   function ms(n) {
     if (n === null || n === undefined) return "–";
     if (n >= 10000) return (n / 1000).toFixed(1) + " s";
@@ -91,5 +99,5 @@ const mcc = (() => {
 
   document.addEventListener("DOMContentLoaded", where);
 
-  return { safe, el, int, count, ms, time, fullTime, json, rolloutHref, live };
+  return { safe, el, int, count, num, ms, time, fullTime, json, rolloutHref, live };
 })();

@@ -4,10 +4,11 @@
 "use strict";
 
 (() => {
-  const { el, int, count, ms, time, json, live } = mcc;
+  const { el, int, count, num, ms, time, json, live } = mcc;
   const rolloutId = decodeURIComponent(location.pathname.split("/").pop());
   const api = "/api/rollouts/" + encodeURIComponent(rolloutId);
   let version = "";
+  let shownOutcome = "";
   let scrolled = false;
 
   const ROLE_NAMES = { system: "system", developer: "developer", user: "user", assistant: "assistant", tool: "tool" };
@@ -245,9 +246,40 @@
     box.replaceChildren(axis, ...rows);
   }
 
+  // The reward and fields of the rollout's row in the rollouts file (rollouts.jsonl), from
+  // the summary: redrawn on every poll, since a collector writes the row when the rollout
+  // ends. No row, nothing shown. Values as text (the API has cut long ones).
+  function fieldText(v) {
+    if (v === null || v === undefined) return "–";
+    return typeof v === "number" ? num(v) : String(v);
+  }
+
+  function outcomeItem(name, text, cls, title) {
+    return el("span", { cls: "field" + (cls ? " " + cls : ""), title: title || name }, [
+      el("span", { cls: "name", text: name + " " }, []),
+      el("b", { text }, []),
+    ]);
+  }
+
+  function outcome(s) {
+    const text = JSON.stringify([s.reward, s.fields]);
+    if (text === shownOutcome) return;
+    shownOutcome = text;
+    const items = [];
+    const f = s.fields;
+    if (f) {
+      if (typeof s.reward === "number") items.push(outcomeItem("reward", num(s.reward), "reward"));
+      else if (f.reward === undefined) items.push(outcomeItem("reward", "–", "reward", "no reward in its row"));
+      else items.push(outcomeItem("reward", fieldText(f.reward), "reward warn", "reward: not a number"));
+      for (const [name, v] of Object.entries(f)) if (name !== "reward") items.push(outcomeItem(name, fieldText(v)));
+    }
+    document.getElementById("outcome").replaceChildren(...items);
+  }
+
   function render(body) {
     const conv = body.conversation;
     const s = body.summary;
+    outcome(s);
     document.getElementById("rid").textContent = mcc.safe(conv.rollout_id);
     document.title = "mcc view: " + mcc.safe(conv.rollout_id);
     document.getElementById("totals").textContent =
@@ -293,6 +325,7 @@
     try {
       const s = await json(api + "/summary");
       live(true);
+      outcome(s);
       if (key(s) !== version) await load();
     } catch (e) {
       live(false);

@@ -113,15 +113,19 @@
     setOptions(document.getElementById("error"), page.error_categories, state.error);
     const body = document.querySelector("#rollouts tbody");
     const rows = page.rollouts.map(row);
-    if (!rows.length) rows.push(el("tr", { cls: "empty" }, [el("td", { text: "No rollout matches." }, [])]));
+    const none = state.q ? "No rollout id, model or error holds this text." : "No rollout matches.";
+    if (!rows.length) rows.push(el("tr", { cls: "empty" }, [el("td", { text: none }, [])]));
     body.replaceChildren(...rows);
     const pages = Math.max(1, Math.ceil(page.total / page.page_size));
     document.getElementById("pageinfo").textContent = `page ${page.page} of ${pages}`;
     document.getElementById("prev").disabled = page.page <= 1;
     document.getElementById("next").disabled = page.page >= pages;
     const reading = page.indexed < page.rollouts_in_directory ? ` (reading ${int(page.rollouts_in_directory - page.indexed)} more)` : "";
+    // With a search, the table's count says what it matched on; search.js adds beside it
+    // how many rollouts hold the text in their messages.
+    const by = state.q ? " by id, model or error" : "";
     document.getElementById("count").textContent =
-      `${int(page.total)} of ${int(page.rollouts_in_directory)} rollouts${reading}`;
+      `${int(page.total)} of ${int(page.rollouts_in_directory)} rollouts${by}${reading}`;
     for (const th of document.querySelectorAll("th[data-sort]")) {
       th.classList.toggle("sorted", th.dataset.sort === state.sort);
       th.classList.toggle("desc", th.dataset.sort === state.sort && state.order === "desc");
