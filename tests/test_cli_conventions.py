@@ -1,7 +1,7 @@
 """What every `mcc` command does the same way (docs/cli.md, "Conventions").
 
 Error lines (`mcc CMD: error: ...`, usage errors too), the rule for a directory without
-capture files, notes on stderr (and in the JSON of `--json`), a line of a newer format,
+capture files, notes on stderr, a line of a newer format,
 1-based line numbers, and an early Ctrl-C. The commands run in-process through `main()`
 (the entry point of the `mcc` script), or as real processes where the process is the
 point (signals, `python -m`).
@@ -156,6 +156,21 @@ def test_show_and_the_viewer_name_a_damaged_line_as_validate_and_editors_do(
     store = CaptureStore(tmp_path)
     damaged = [e for e in Entries(store.rollout("r")) if isinstance(e, DamagedLine)]
     assert [d.line for d in damaged] == [4]
+
+
+def test_show_shows_a_rollout_up_to_a_line_of_a_newer_format_and_names_it(
+    tmp_path: Path, mcc: Run
+) -> None:
+    good = SAMPLE.read_bytes().splitlines()
+    newer = b'{"format":"model-call-capture/2","model_call_id":"x"}'
+    (tmp_path / "a.capture.jsonl").write_bytes(b"\n".join([good[0], good[1], newer, b""]))
+    code, out, err = mcc("show", str(tmp_path), "a", "--payloads")
+    assert code == 2, err
+    assert out.startswith("rollout a: 2 calls") and "line 3: damaged: capture line in" in out
+    assert (
+        f"mcc show: warning: rollout a read up to capture line in {tmp_path / 'a.capture.jsonl'}"
+        ", line 3 has format 'model-call-capture/2', newer than this reader"
+    ) in " ".join(err.split())
 
 
 # -- an early Ctrl-C -------------------------------------------------------------------

@@ -15,6 +15,7 @@ import msgspec
 
 from .. import _codec
 from ..contracts import ModelCallRecord, ObservationGap
+from ..errors import UnsupportedFormatError
 from ..reader import DEFAULT_MAX_LINE_BYTES
 from ..records import build_model_call_record, decode_line_lazily
 from ..store import Rollout, RolloutLines
@@ -54,7 +55,7 @@ class Entries:
     line at a time.
     """
 
-    __slots__ = ("_capture", "_first", "_reasons", "damaged")
+    __slots__ = ("_capture", "_first", "_reasons", "damaged", "newer")
 
     def __init__(
         self,
@@ -76,6 +77,8 @@ class Entries:
         self._capture.on_damaged = self._note
         self.damaged = 0
         """Damaged lines met so far."""
+        self.newer: str | None = None
+        """Why reading stopped at a line of a newer format (it ends the entries), if it did."""
 
     @property
     def size(self) -> int:
@@ -93,18 +96,27 @@ class Entries:
 
     def __iter__(self) -> Iterator[Call | DamagedLine]:
         expected = 0
-        with _codec.bulk_decoding():
-            for index, line in self._capture:
-                for missing in range(expected, index):
-                    yield self._damaged(missing)
-                expected = index + 1
-                record = build_model_call_record(line, self._first + index)
-                gaps = [] if line.gaps is msgspec.UNSET else line.gaps
-                stream = None if line.stream is msgspec.UNSET else line.stream
-                yield Call(record, gaps, stream)
+        newer = None
+        try:
+            with _codec.bulk_decoding():
+                for index, line in self._capture:
+                    for missing in range(expected, index):
+                        yield self._damaged(missing)
+                    expected = index + 1
+                    record = build_model_call_record(line, self._first + index)
+                    gaps = [] if line.gaps is msgspec.UNSET else line.gaps
+                    stream = None if line.stream is msgspec.UNSET else line.stream
+                    yield Call(record, gaps, stream)
+        except UnsupportedFormatError as exc:  # the reader stops at it: named, and the end
+            newer = exc
         for _ in range(self._capture.damaged - self.damaged):
             yield self._damaged(expected)
             expected += 1
+        if newer is not None:
+            self.newer = " ".join(str(newer).split())
+            self.damaged += 1
+            reason = f"{self.newer}; the lines after it are not read"
+            yield DamagedLine(line=newer.line or 0, reason=reason)
 
 
 def _reason(exc: BaseException) -> str:

@@ -246,6 +246,8 @@ class RolloutIndex:
                     bins.add(item.record)
                     summary.capture_gaps += len(item.gaps)
             summary.damaged += entries.damaged
+            if entries.newer is not None:
+                summary.note = cut_name(entries.newer)
             summary.indexed = True
             with self._lock:
                 summary.incomplete = entry.summary.incomplete  # the listing may have changed it
