@@ -88,7 +88,7 @@ STATS_FIELDS = (
 
 
 def differences(duck: list[dict[str, Any]], ours: list[dict[str, Any]]) -> dict[str, int]:
-    """The (model, dialect) groups whose figure differs between DuckDB's rows and `mcc stats --json`'s.
+    """The (model, dialect) groups whose figure differs between DuckDB's rows and `mcc stats --json`'s `rows`.
 
     Per field of `STATS_FIELDS` (values compared exactly: sums are integers and
     percentiles are values of the lines); `groups only in duckdb` and `groups only in

@@ -144,7 +144,7 @@ for rollout_id in store.rollout_ids():
 print(n, tokens)
 """
 
-# The stats SQL's rows printed as `mcc stats --json` prints its own.
+# The stats SQL's rows printed as `mcc stats --json` prints its own (its `rows`).
 _DUCK_STATS = """
 import json, sys, duckdb
 con = duckdb.connect()
@@ -360,12 +360,13 @@ def _check_same_stats(measures: list[Measure]) -> str:
     if duck is None or ours is None:
         return ""
     try:
-        counts = differences(json.loads(duck.stdout), json.loads(ours.stdout))
+        rows = json.loads(ours.stdout)["rows"]
+        counts = differences(json.loads(duck.stdout), rows)
     except (ValueError, KeyError, TypeError) as exc:  # a run's figures are not lost to a check
         duck.note = f"NOT COMPARED with mcc stats: {type(exc).__name__}: {exc}"
         return f"- {DUCK_STATS}: not compared with `mcc stats --json` ({exc})."
     wrong = {name: n for name, n in counts.items() if n}
-    groups = len(json.loads(ours.stdout))
+    groups = len(rows)
     if wrong:
         duck.note = "MISMATCH with mcc stats: " + ", ".join(f"{k} {n:,}" for k, n in wrong.items())
     else:

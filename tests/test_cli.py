@@ -202,7 +202,7 @@ def test_lines_that_are_not_captures_are_unreadable_to_every_command(
     code, out, _ = mcc("validate", str(copy))
     assert code == 1 and f"{copy / 'r.capture.jsonl'}:2: contract: not a capture line" in out
     code, out, _ = mcc("stats", str(copy), "--json")
-    assert code == 0 and sum(row["calls"] for row in json.loads(out)) == 2
+    assert code == 0 and sum(row["calls"] for row in json.loads(out)["rows"]) == 2
     code, out, err = mcc("stats", str(copy))
     assert code == 0 and "unreadable" not in out  # notes go to stderr, one spelling
     assert f"1 unreadable line skipped (mcc validate {copy} lists them)" in " ".join(err.split())
@@ -228,7 +228,7 @@ def test_stats_json_per_model_and_dialect(demo: tuple[Path, Any], mcc: Run) -> N
     demo_dir, _ = demo
     code, out, _ = mcc("stats", str(demo_dir), "--json")
     assert code == 0
-    rows = json.loads(out)
+    rows = json.loads(out)["rows"]
     lines = [line for rid in ROLLOUT_IDS for line in _capture_lines(demo_dir, rid)]
     for row in rows:
         mine = [ln for ln in lines if ln["dialect"] == row["dialect"]]
@@ -604,7 +604,7 @@ def test_stats_and_show_cover_the_completions_dialect(
     directory = str(completions_rollout.directory)
     code, out, _ = mcc("stats", directory, "--json")
     assert code == 0
-    (row,) = json.loads(out)
+    (row,) = json.loads(out)["rows"]
     prompts = sum(len(seen[0]) for seen in completions_rollout.seen)
     generated = sum(len(seen[1]) for seen in completions_rollout.seen)
     assert (row["model"], row["dialect"], row["calls"], row["errors"]) == (
@@ -660,7 +660,9 @@ def test_stats_reads_capture_files_as_it_reads_their_directory(
     files = [str(demo_dir / "model-calls" / f"{r}.capture.jsonl") for r in ROLLOUT_IDS]
     one = mcc("stats", files[0], "--json")
     assert one[0] == 0, one[2]
-    assert sum(row["calls"] for row in json.loads(one[1])) == len(_capture_lines(demo_dir, "0-0"))
+    assert sum(row["calls"] for row in json.loads(one[1])["rows"]) == len(
+        _capture_lines(demo_dir, "0-0")
+    )
     code, by_files, _ = mcc("stats", *files, "--json")
     assert code == 0
     assert json.loads(by_files) == json.loads(mcc("stats", str(demo_dir), "--json")[1])
@@ -739,4 +741,4 @@ def test_stats_and_show_read_a_segment_file_as_its_rollout(
     (segment,) = store.segment_files("1-0")
     assert mcc("show", str(segment), "--raw") == mcc("show", str(tmp_path), "1-0", "--raw")
     code, out, _ = mcc("stats", str(segment), "--json")
-    assert code == 0 and sum(row["calls"] for row in json.loads(out)) == len(lines)
+    assert code == 0 and sum(row["calls"] for row in json.loads(out)["rows"]) == len(lines)

@@ -133,9 +133,55 @@ def test_stats_reads_on_past_a_rollout_with_a_line_of_a_newer_format(
             "than this reader"
         ), err
         if args:
-            assert sum(row["calls"] for row in json.loads(out)) == 1 + len(good)
+            assert sum(row["calls"] for row in json.loads(out)["rows"]) == 1 + len(good)
         else:
             assert out.startswith(f"{1 + len(good)} calls in 2 rollouts")
+
+
+def test_stats_json_carries_its_notes_with_file_and_line(tmp_path: Path, mcc: Run) -> None:
+    """`--json` holds what stderr says: a damaged line and a line of a newer format, each
+    with its rollout, file and line from 1 (blank lines counted), beside the rows."""
+    good = SAMPLE.read_bytes().splitlines()
+    newer = b'{"format":"model-call-capture/2","model_call_id":"x"}'
+    damaged_file = tmp_path / "a.capture.jsonl"
+    damaged_file.write_bytes(b"\n".join([good[0], b"", b'{"model_call_id": 7', good[1], b""]))
+    newer_file = tmp_path / "b.capture.jsonl"
+    newer_file.write_bytes(b"\n".join([good[0], good[1], newer, good[2], b""]))
+    code, out, err = mcc("stats", str(tmp_path), "--json")
+    assert code == 2, err
+    result = json.loads(out)
+    assert sorted(result) == ["notes", "rows"]
+    assert sum(row["calls"] for row in result["rows"]) == 2 + 2
+    notes = result["notes"]
+    assert [(n["kind"], n["rollout"], n["file"], n["line"]) for n in notes] == [
+        ("damaged", "a", str(damaged_file), 3),
+        ("newer", "b", str(newer_file), 3),
+    ]
+    assert all(n["message"] for n in notes)
+    assert "model-call-capture/2" in notes[1]["message"]
+    assert "1 unreadable line skipped" in err and "warning: rollout b read up to" in err
+    code, out, _ = mcc("stats", str(tmp_path / "a.capture.jsonl"), "--json")
+    assert code == 0 and [n["line"] for n in json.loads(out)["notes"]] == [3]
+    (tmp_path / "a.capture.jsonl").unlink()
+    (tmp_path / "b.capture.jsonl").write_bytes(b"\n".join([*good, b""]))
+    code, out, _ = mcc("stats", str(tmp_path), "--json")
+    assert code == 0 and json.loads(out)["notes"] == []
+
+
+def test_stats_json_names_the_segment_that_holds_a_damaged_line(tmp_path: Path, mcc: Run) -> None:
+    """A rollout of a shared file and a segment is read merged: the note names the file
+    the damaged line is in, and its line there."""
+    good = SAMPLE.read_bytes().splitlines()
+    (tmp_path / "r.capture.jsonl").write_bytes(b"\n".join([good[0], good[1], b""]))
+    segment = tmp_path / "r.capture.segments" / "h.1.abc.jsonl"
+    segment.parent.mkdir()
+    segment.write_bytes(b"\n".join([b'{"torn', good[2], good[3], b""]))
+    code, out, err = mcc("stats", str(tmp_path), "--json")
+    assert code == 0, err
+    notes = json.loads(out)["notes"]
+    assert [(n["kind"], n["rollout"], n["file"], n["line"]) for n in notes] == [
+        ("damaged", "r", str(segment), 1)
+    ]
 
 
 def test_show_and_the_viewer_name_a_damaged_line_as_validate_and_editors_do(

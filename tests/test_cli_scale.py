@@ -92,7 +92,7 @@ def test_stats_and_validate_say_the_same_whatever_the_jobs(tmp_path: Path) -> No
         )
     table, as_json, validated = outputs["4"]
     assert "3 unreadable lines skipped" in table.stderr  # a note: stdout stays the table
-    assert sum(row["calls"] for row in json.loads(as_json.stdout)) == 60
+    assert sum(row["calls"] for row in json.loads(as_json.stdout)["rows"]) == 60
     assert validated.returncode == 1
     path = tmp_path / "3-0.capture.jsonl"
     assert f"{path}:8: line too long: 5000 bytes, over --max-line-bytes 4096" in validated.stdout
@@ -113,7 +113,7 @@ def test_a_fifo_and_a_directory_named_like_capture_files_are_reported_never_wait
         )
     stats = _mcc("stats", str(tmp_path), "--json")
     assert stats.returncode == 0, stats.stderr
-    assert sum(row["calls"] for row in json.loads(stats.stdout)) == 2
+    assert sum(row["calls"] for row in json.loads(stats.stdout)["rows"]) == 2
     # The store skips entries that are not regular files, and names each once.
     assert f"skipping {tmp_path / 'fifo'}.capture.jsonl: a FIFO" in stats.stderr
 
@@ -135,7 +135,7 @@ def test_a_sparse_three_gigabyte_file_is_streamed_under_a_one_gigabyte_address_s
     ]
     stats = _mcc("stats", str(tmp_path), "--json", limit_as=limit)
     assert stats.returncode == 0, stats.stderr
-    (row,) = json.loads(stats.stdout)
+    (row,) = json.loads(stats.stdout)["rows"]
     assert (row["calls"], row["latency_p50_ms"]) == (1, 5.0)
 
 

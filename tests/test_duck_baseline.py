@@ -309,7 +309,7 @@ def _mcc_stats(root: Path, capsys: pytest.CaptureFixture[str]) -> list[dict[str,
     with pytest.raises(SystemExit) as exited:
         main(["stats", str(root), "--jobs", "1", "--json"])
     assert exited.value.code in (0, None)
-    printed: list[dict[str, Any]] = json.loads(capsys.readouterr().out)
+    printed: list[dict[str, Any]] = json.loads(capsys.readouterr().out)["rows"]
     return printed
 
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import click
+import msgspec
 from rich.console import Console
 from rich.text import Text
 
@@ -25,6 +26,7 @@ from ..reader import DEFAULT_MAX_LINE_BYTES
 from ..store import CaptureStore, Rollout, rollout_of_file
 
 __all__ = [
+    "JsonNote",
     "RolloutRecords",
     "Sources",
     "capture_root",
@@ -117,6 +119,23 @@ def note(text: str, *, kind: str = "note") -> None:
     """
     line = Text(safe_text(f"{command_name()}: {kind}: {text}"), style="yellow")
     stderr().print(line, soft_wrap=True)
+
+
+class JsonNote(msgspec.Struct, kw_only=True):
+    """One note of a `--json` output (`"notes"`), every member present (null: not known).
+
+    The same notes `note` prints on stderr, for a script: what was skipped or read in
+    part, where (file and 1-based line, as `mcc validate` and editors show them).
+    """
+
+    kind: str
+    """`damaged` (a line skipped as unreadable), `newer` (a line of a newer format: the
+    rollout is read up to it), `unreadable_file` (a file that could not be read)."""
+    rollout: str | None = None
+    file: str | None = None
+    line: int | None = None
+    """The line's number in `file`, from 1, blank lines counted."""
+    message: str
 
 
 def unreadable_note(count: int, directory: str | Path) -> str:

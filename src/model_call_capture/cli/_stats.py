@@ -19,8 +19,13 @@ from dataclasses import dataclass, field
 from ..contracts import ModelCallRecord
 from ..reader import DEFAULT_MAX_LINE_BYTES
 from ..store import Rollout
+from ._common import JsonNote
 
-__all__ = ["FileStats", "GroupStats", "StatsJob", "read_file_stats"]
+__all__ = ["NOTES_KEPT", "FileStats", "GroupStats", "StatsJob", "read_file_stats"]
+
+NOTES_KEPT = 1000
+"""Damaged lines `mcc stats --json` lists one by one at most (memory stays bounded on a
+directory of damaged files; the count of the others is one more note)."""
 
 _Key = tuple[str | None, str | None]
 _TOKENS = ("tokens_in", "tokens_out", "tokens_reasoning", "tokens_total", "cached_tokens")
@@ -78,6 +83,10 @@ class FileStats:
     error: str | None = None
     newer: list[str] = field(default_factory=list)
     """Where a line of a newer format stopped the reading of a rollout (one each)."""
+    notes: list[JsonNote] = field(default_factory=list)
+    """What was skipped or read in part, in file order (at most `NOTES_KEPT` damaged lines)."""
+    listed: int = 0
+    """The damaged lines among `notes`."""
 
     def add_records(self, records: Iterable[ModelCallRecord]) -> None:
         """Fold records in, one at a time."""
@@ -101,6 +110,12 @@ class FileStats:
         self.calls += other.calls
         self.damaged += other.damaged
         self.newer.extend(other.newer)
+        for note in other.notes:  # a rollout has at most one note of another kind
+            if note.kind != "damaged":
+                self.notes.append(note)
+            elif self.listed < NOTES_KEPT:
+                self.notes.append(note)
+                self.listed += 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,14 +136,37 @@ def read_file_stats(job: StatsJob) -> FileStats:
     """
     from ..errors import UnsupportedFormatError
     from ..records import iter_rollout_records
+    from ..viewer._entries import damaged_reason
 
     stats = FileStats()
+    rollout_id = job.rollout.id
     stream = iter_rollout_records(job.rollout, max_line_bytes=job.max_line_bytes)
+    lines = stream.lines
+
+    def damaged(index: int, line: int, exc: BaseException | None) -> None:
+        if stats.listed < NOTES_KEPT:
+            stats.listed += 1
+            file = None if lines.file is None else str(lines.file)
+            reason = damaged_reason(exc)
+            stats.notes.append(
+                JsonNote(kind="damaged", rollout=rollout_id, file=file, line=line, message=reason)
+            )
+
+    lines.on_damaged = damaged
     try:
         stats.add_records(stream)
     except OSError as exc:
-        return FileStats(error=f"{stream.lines.file}: {exc.strerror or exc}")
+        error = f"{lines.file}: {exc.strerror or exc}"
+        note = JsonNote(
+            kind="unreadable_file", rollout=rollout_id, file=str(lines.file), message=error
+        )
+        return FileStats(error=error, notes=[note])
     except UnsupportedFormatError as exc:
-        stats.newer.append(f"rollout {job.rollout.id} read up to {' '.join(str(exc).split())}")
+        text = " ".join(str(exc).split())
+        stats.newer.append(f"rollout {rollout_id} read up to {text}")
+        file = None if exc.path is None else str(exc.path)
+        stats.notes.append(
+            JsonNote(kind="newer", rollout=rollout_id, file=file, line=exc.line, message=text)
+        )
     stats.damaged = stream.damaged
     return stats

@@ -20,6 +20,7 @@ from ..reader import DEFAULT_MAX_LINE_BYTES
 from ..store import CaptureStore, Rollout, file_is_incomplete
 from ..viewer import CallView, Conversation
 from ._common import (
+    JsonNote,
     RolloutRecords,
     fmt_int,
     fmt_ms,
@@ -137,7 +138,10 @@ def stats_rows(rows: Sequence[StatsRow]) -> list[list[str | Text]]:
 @click.command()
 @click.argument("paths", metavar="PATH...", nargs=-1, required=True)
 @click.option(
-    "--json", "as_json", is_flag=True, help="Print the figures as a JSON list instead of a table."
+    "--json",
+    "as_json",
+    is_flag=True,
+    help='Print {"rows": [...], "notes": [...]} as JSON instead of a table.',
 )
 @jobs_option()
 @max_line_bytes_option()
@@ -156,7 +160,7 @@ def stats(
     \b
     Example:
       mcc stats /data/model-calls
-      mcc stats ./mcc-demo --json | jq '.[] | {model, calls, latency_p95_ms}'
+      mcc stats ./mcc-demo --json | jq '.rows[] | {model, calls, latency_p95_ms}'
       mcc stats ./mcc-demo/model-calls/0-0.capture.jsonl
     """
     sources = open_sources(paths)
@@ -174,13 +178,24 @@ def stats(
     for newer in summary.newer:
         note(newer, kind="warning")
     if as_json:
-        click.echo(safe_json(_codec.encode(rows)))
+        notes = _json_notes(summary, sources.label)
+        click.echo(safe_json(_codec.encode({"rows": rows, "notes": notes})))
     else:
         _print_stats(rows, summary, len(rollouts), wide)
     if summary.damaged:
         note(unreadable_note(summary.damaged, sources.label))
     if summary.newer:  # figures without some calls: the exit code tells
         raise click.exceptions.Exit(2)
+
+
+def _json_notes(summary: FileStats, label: str) -> list[JsonNote]:
+    """The notes of `stats --json`: each one kept by the workers, then a count of the
+    damaged lines beyond `NOTES_KEPT` (which `mcc validate` lists)."""
+    notes = list(summary.notes)
+    if summary.damaged > summary.listed:
+        more = plural(summary.damaged - summary.listed, "more unreadable line")
+        notes.append(JsonNote(kind="damaged", message=f"{more} (mcc validate {label} lists them)"))
+    return notes
 
 
 def _print_stats(rows: list[StatsRow], summary: FileStats, rollouts: int, wide: bool) -> None:

@@ -230,7 +230,14 @@ class RolloutLines:
         files = list(self.rollout.files)
         merged = MergedLines(files, max_line_bytes=self._max_line_bytes)
         lines = CaptureLines(merged, files[0], strict=self.strict, decode=self._decode)
-        lines.on_damaged = self.on_damaged
+        told = self.on_damaged
+        if told is not None:  # `file` names the damaged line's file while it is told
+
+            def on_damaged(index: int, line: int, exc: BaseException | None) -> None:
+                self.file = merged.source
+                told(index, line, exc)
+
+            lines.on_damaged = on_damaged
         try:
             for item in lines:
                 self.file = merged.source

@@ -20,7 +20,7 @@ from ..reader import DEFAULT_MAX_LINE_BYTES
 from ..records import build_model_call_record, decode_line_lazily
 from ..store import Rollout, RolloutLines
 
-__all__ = ["Call", "DamagedLine", "Entries"]
+__all__ = ["Call", "DamagedLine", "Entries", "damaged_reason"]
 
 _REASON_MAX = 300  # characters of a decoder's message kept as a damaged line's reason
 
@@ -86,8 +86,7 @@ class Entries:
         return self._capture.size
 
     def _note(self, index: int, line: int, exc: BaseException | None) -> None:
-        reason = "longer than the longest line this reader keeps" if exc is None else _reason(exc)
-        self._reasons[index] = (line, reason)
+        self._reasons[index] = (line, damaged_reason(exc))
 
     def _damaged(self, index: int) -> DamagedLine:
         self.damaged += 1
@@ -119,7 +118,13 @@ class Entries:
             yield DamagedLine(line=newer.line or 0, reason=reason)
 
 
-def _reason(exc: BaseException) -> str:
+def damaged_reason(exc: BaseException | None) -> str:
+    """Why a line is damaged (the reader's error; None: over the line cap), in one short line.
+
+    The viewer's damaged lines and the notes of `mcc stats --json` say it the same way.
+    """
+    if exc is None:
+        return "longer than the longest line this reader keeps"
     if isinstance(exc, RecursionError):
         return "nested deeper than the decoder goes"
     text = " ".join(str(exc).split()) or type(exc).__name__
