@@ -109,3 +109,30 @@ def test_a_format_without_room_for_part_of_a_rollout_skips_it_with_the_line(
     assert result.newer == 0 and result.skipped == 1
     (skipped,) = result.skipped_reasons
     assert skipped.rollout_id == "a" and skipped.reason.startswith(_named(captures))
+
+
+def test_an_otlp_export_skips_the_rollout_and_leaves_it_unmarked(
+    captures: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Spans of the other rollouts are sent (a real OTLP/HTTP receiver); the rollout is
+    left unmarked in the incremental state, so every run names it again."""
+    from otlp_tools import Receiver
+    from servers import serve
+
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state-home"))
+    calls = len(SAMPLE.read_bytes().splitlines())
+    app = Receiver()
+    with serve(app) as server:
+        for sent in (2 * calls, 0):  # then `b` and `c` are sent, `a` still waits
+            result = export(
+                captures,
+                format="otlp",
+                incremental=True,
+                format_options={"endpoint": server.url},
+                jobs=2,
+            )
+            assert result.rows + result.calls_left_out == sent
+            assert result.skipped == 1 and not result.up_to_date
+            (skipped,) = result.skipped_reasons
+            assert skipped.rollout_id == "a" and skipped.reason.startswith(_named(captures))
+    assert len(app.span_ids) == len(set(app.span_ids)) > 0
