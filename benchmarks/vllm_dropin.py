@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import random
 import statistics
 import sys
 import tempfile
@@ -37,7 +38,7 @@ from model_call_capture import _codec
 from ._common import Row, format_table, machine
 from ._vllm import MODEL, VllmServer, cpu_seconds, serving, tiny_model
 
-__all__ = ["Measures", "main", "measure", "rows"]
+__all__ = ["Measures", "main", "measure", "resolution", "rows"]
 
 
 @dataclass
@@ -135,6 +136,26 @@ def measure(
     return result
 
 
+def resolution(captured: list[float], plain: list[float], *, draws: int = 2000) -> str:
+    """What the run can resolve: a 95% bootstrap interval of the ratio of medians, and an A/A.
+
+    The interval resamples each side's rounds (seeded, so the same rounds give the same
+    text); the A/A is the passed-through side against itself (even rounds over odd ones),
+    the ratio two identical sides give on this machine in this run.
+    """
+    if len(captured) < 4 or len(plain) < 4:
+        return ""
+    rng = random.Random(0)
+    ratios = sorted(
+        statistics.median(rng.choices(captured, k=len(captured)))
+        / statistics.median(rng.choices(plain, k=len(plain)))
+        for _ in range(draws)
+    )
+    low, high = ratios[int(draws * 0.025)], ratios[int(draws * 0.975) - 1]
+    same = statistics.median(plain[0::2]) / statistics.median(plain[1::2])
+    return f"95% interval {low:.2f}-{high:.2f}x; A/A {same:.2f}x"
+
+
 def rows(m: Measures) -> list[Row]:
     """The two rows of the results table: 9a/9b for chat, 9c/9d for Completions."""
     ids = ("9a", "9b") if m.dialect == "chat" else ("9c", "9d")
@@ -151,6 +172,7 @@ def rows(m: Measures) -> list[Row]:
             f"{tps / base_tps:.2f}x",
             ">= 0.95x",
             tps / base_tps >= 0.95,
+            resolution(m.captured_tps, m.plain_tps),
         ),
         Row(
             ids[1],

@@ -187,3 +187,16 @@ def test_the_floor_verdict_states_the_cpu_that_2x_allows_on_any_schedule() -> No
         "2x allows 19.6 CPU s (1 x half DuckDB's wall), the floor uses 76% of it, "
         "leaving 4.8 CPU s for everything else."
     ), one
+
+
+def test_the_vllm_rows_state_what_the_run_can_resolve() -> None:
+    from benchmarks.vllm_dropin import resolution
+
+    assert resolution([100.0] * 8, [100.0] * 8) == "95% interval 1.00-1.00x; A/A 1.00x"
+    # Sides that differ only by noise give an interval around 1 and an A/A off 1.
+    plain = [90.0, 110.0] * 6
+    text = resolution(list(reversed(plain)), plain)
+    low, high = (float(x) for x in text.split("interval ")[1].split("x;")[0].split("-"))
+    assert low < 1.0 < high
+    assert text.endswith("A/A 0.82x")
+    assert resolution([1.0, 2.0], [1.0, 2.0]) == ""

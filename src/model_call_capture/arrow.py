@@ -274,12 +274,10 @@ def _gaps_array(values: Sequence[Any], type_: pa.DataType) -> pa.Array:
 
 
 class RecordBatches:
-    """Record batches of rollouts, iterated once: see `iter_record_batches`.
+    """Record batches of rollouts, iterated once: see `iter_record_batches`; the counters
+    grow as batches are yielded and are final once the iteration ends."""
 
-    The counters grow as batches are yielded and are final once the iteration ends.
-    """
-
-    __slots__ = ("_it", "_max_line_bytes", "damaged", "out_of_range", "payloads", "rows")
+    __slots__ = ("_it", "_max_line_bytes", "damaged", "newer", "out_of_range", "payloads", "rows")
 
     def __init__(
         self,
@@ -301,6 +299,7 @@ class RecordBatches:
         """Damaged lines skipped (as `read_available_model_call_records` skips them)."""
         self.out_of_range = 0
         """Values Arrow cannot hold (an int beyond int64) written as null instead."""
+        self.newer: list[tuple[str, str]] = []  # see `iter_record_batches`
         self._it = self._batches(rollouts, batch_size, batch_bytes)
 
     def __iter__(self) -> Iterator[pa.RecordBatch]:
@@ -323,12 +322,14 @@ class RecordBatches:
                 max_line_bytes=self._max_line_bytes,
                 payloads="lazy" if self.payloads else "omitted",
             )
-            for record in records:
+            for record in records.until_newer():
                 columns.add(rollout_id, record)
                 if len(columns.rows) >= batch_size or columns.size >= batch_bytes:
                     yield self._batch(columns, schema)
                     columns = _Columns(self.payloads)
             self.damaged += records.damaged
+            if records.newer is not None:
+                self.newer.append((rollout_id, " ".join(str(records.newer).split())))
         if columns.rows:
             yield self._batch(columns, schema)
 
@@ -347,16 +348,15 @@ def iter_record_batches(
     batch_bytes: int = DEFAULT_BATCH_BYTES,
     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
 ) -> RecordBatches:
-    """Arrow record batches of the calls of `source`'s rollouts, each with `record_schema(payloads)`.
-
+    """Arrow record batches of the calls of `source`'s rollouts, each with `record_schema(payloads)`:
     `source` is a capture directory, a `CaptureStore`, rollouts or capture files
     (`store.rollouts_from`; anything else raises `RolloutSourceError` saying what it got).
-    Rows come in rollout order, then line order; values are the records' own, as
-    `read_available_model_call_records` gives them (damaged lines skipped and counted).
-    A batch holds at most `batch_size` rows and is cut early once its payload text passes
-    `batch_bytes`. Memory is bounded by one batch and one rollout's records, never by the
-    number of rollouts. The returned iterator's `damaged`, `out_of_range` and `rows` count
-    what was skipped, nulled and yielded.
+    Rows come in rollout order, then line order; values are the records' own (damaged
+    lines skipped and counted; a rollout's rows end at a line of a newer format). A batch
+    holds at most `batch_size` rows and is cut early once its payload text passes
+    `batch_bytes`. Memory: one batch and one rollout's records, never the number of
+    rollouts. The iterator's `damaged`, `out_of_range`, `rows` and `newer` (rollout id,
+    error) count what was skipped, nulled, yielded and read in part.
     """
     return RecordBatches(
         rollouts_from(source),

@@ -23,6 +23,7 @@ from . import _codec
 from .contracts import CaptureLine, ModelCallMetrics, ModelCallRecord
 from .dialects import DIALECTS, Derived
 from .dialects.base import RequestView
+from .errors import UnsupportedFormatError
 from .reader import DEFAULT_MAX_LINE_BYTES, LineDecoder, decode_capture_line
 from .store import CaptureStore, Rollout, RolloutLines
 
@@ -232,10 +233,11 @@ class RecordStream:
     documented order), and a record's `call_index` is its line's index there. `damaged` counts the damaged lines skipped so
     far (a strict stream raises `DamagedLineError` naming the file and line instead);
     `lines` is the reading itself (`count` once done). `payloads` says how records hold
-    their payloads (`Payloads`).
+    their payloads (`Payloads`). A line of a newer format raises `UnsupportedFormatError`
+    (naming file and line), or with `until_newer` ends the records and is kept in `newer`.
     """
 
-    __slots__ = ("_keep", "lines")
+    __slots__ = ("_keep", "lines", "newer")
 
     def __init__(
         self,
@@ -255,6 +257,8 @@ class RecordStream:
             decode_run=None if self._keep else decode_run_without_payloads,
         )
         """The rollout's lines as they are read."""
+        self.newer: UnsupportedFormatError | None = None
+        """The line of a newer format that ended `until_newer`'s records, if one did."""
 
     @property
     def damaged(self) -> int:
@@ -266,6 +270,14 @@ class RecordStream:
         with _codec.bulk_decoding():
             for index, line in self.lines:
                 yield build_model_call_record(line, index, payloads=keep)
+
+    def until_newer(self) -> Iterator[ModelCallRecord]:
+        """The records up to a line of a newer format, which is kept in `newer` (not raised):
+        a reader that goes on past such a rollout names the line and reads the others."""
+        try:
+            yield from self
+        except UnsupportedFormatError as exc:
+            self.newer = exc
 
 
 def iter_model_call_records(

@@ -159,7 +159,7 @@ def export(
     except (ExportError, OtlpExportError) as exc:
         raise click.ClickException(str(exc)) from None
     _report(result, sources.label)
-    if result.skipped:
+    if result.skipped or result.newer:  # an export without some calls: the exit code tells
         raise click.exceptions.Exit(2)
 
 
@@ -189,6 +189,11 @@ def _report(result: ExportResult, directory: str) -> None:
         note(f"skipped {skipped.rollout_id}: {skipped.reason}")
     if result.skipped > len(result.skipped_reasons):
         note(f"{plural(result.skipped - len(result.skipped_reasons), 'more rollout')} skipped")
+    for newer in result.newer_lines:  # as `mcc stats` and `mcc show` warn of them
+        note(newer, kind="warning")
+    if result.newer > len(result.newer_lines):
+        more = plural(result.newer - len(result.newer_lines), "more rollout")
+        note(f"{more} read up to a line of a newer format", kind="warning")
 
 
 def _left_out_note(result: ExportResult) -> str:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from .. import _codec
 from ..atif import encode_trajectory, rollout_indices, rollout_to_atif
-from ..errors import AtifMappingError, ExportError
+from ..errors import AtifMappingError, ExportError, UnsupportedFormatError
 from ..reader import DEFAULT_MAX_LINE_BYTES
 from ..records import iter_rollout_records
 from ..store import Rollout
@@ -60,8 +60,9 @@ class AtifSink:
                 agent_name=self.agent_name,
                 agent_version=self.agent_version,
             )
-        except AtifMappingError as exc:
-            return Part(None, 0, stream.damaged, skipped=(Skipped(rollout.id, str(exc)),))
+        except (AtifMappingError, UnsupportedFormatError) as exc:
+            reason = " ".join(str(exc).split())  # a partial trajectory would look whole
+            return Part(None, 0, stream.damaged, skipped=(Skipped(rollout.id, reason),))
         return Part((rollout.id, encode_trajectory(trajectory)), 1)
 
     def write(self, parts: Iterator[Part], out: Path | None) -> None:

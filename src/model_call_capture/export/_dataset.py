@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +26,7 @@ from ..store import Rollout, rollout_of_file
 from . import _atomic
 from ._parts import ExportResult, run_parts
 from ._records import RecordsParquet, record_tables
+from ._sink import Part
 
 __all__ = [
     "PART_FILE",
@@ -90,7 +91,9 @@ def _write_parts(
     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
     jobs: int,
     result: ExportResult,
-) -> None:
+) -> set[str]:
+    """Write the rollouts' rows under `base`; the ids of those read up to a line of a newer
+    format, which the manifest leaves out so that the next incremental run reads them again."""
     import pyarrow as pa
     import pyarrow.dataset as ds
 
@@ -98,9 +101,16 @@ def _write_parts(
     sink = RecordsParquet(
         payloads=payloads, row_group_size=row_group_size, max_line_bytes=max_line_bytes
     )
+    newer: set[str] = set()
+
+    def noted(parts: Iterator[Part]) -> Iterator[Part]:
+        for part in parts:
+            newer.update(rollout_id for rollout_id, _ in part.newer)
+            yield part
+
     batches = (
         batch
-        for table in record_tables(run_parts(sink, rollouts, jobs, result))
+        for table in record_tables(noted(run_parts(sink, rollouts, jobs, result)))
         for batch in table.to_batches()
     )
     partitioning = (
@@ -127,6 +137,15 @@ def _write_parts(
         for dirpath, _, files in os.walk(base):
             for name in files:
                 os.chmod(Path(dirpath) / name, 0o600)
+    return newer
+
+
+def _read_whole(state: dict[str, list[int]], rollouts: Sequence[Rollout], newer: set[str]) -> None:
+    """`state` without the files of the rollouts in `newer` (exported in part)."""
+    for rollout in rollouts:
+        if rollout.id in newer:
+            for path in rollout.files:
+                state.pop(path.name, None)
 
 
 def _manifest(
@@ -179,7 +198,7 @@ def write_dataset_dir(
     _atomic.remove(tmp)
     os.mkdir(tmp, 0o700 if payloads else 0o777)
     try:  # an interrupted or failed run leaves nothing (a killed one: the next run cleans)
-        _write_parts(
+        newer = _write_parts(
             rollouts,
             tmp,
             generation=1,
@@ -190,6 +209,7 @@ def write_dataset_dir(
             jobs=jobs,
             result=result,
         )
+        _read_whole(state, rollouts, newer)
         _write_manifest(
             tmp, _manifest(payloads, partition_by, [1], state), 0o600 if payloads else 0o666
         )
@@ -347,7 +367,7 @@ def update_dataset(
     # Removing the staging directory of an interrupted run is what the next run would do
     # (`_committed_parts`): files of a generation the manifest does not list never count.
     try:
-        _write_parts(
+        newer = _write_parts(
             changed,
             tmp / "new",
             generation=generation,
@@ -368,6 +388,7 @@ def update_dataset(
                 )
         _atomic.fsync_tree(tmp)
         _swap_in(rewritten, tmp / "new", out)
+        _read_whole(state, changed, newer)
         data = _manifest(payloads, partition_by, [*generations, generation], state)
         _write_manifest(out, data, mode)
     finally:

@@ -17,13 +17,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import ExportError, OtlpExportError
+from ..errors import ExportError, OtlpExportError, UnsupportedFormatError
 from ..genai import GenAISpan, record_span
 from ..otlp import SpanSender, redacted_content, traces_url
 from ..reader import DEFAULT_MAX_LINE_BYTES
 from ..store import Rollout
 from ._sent import UnsentRecords, shown_endpoint
-from ._sink import ExportOptions, Output, Part, Sink, one_group_each
+from ._sink import ExportOptions, Output, Part, Sink, Skipped, one_group_each
 
 __all__ = ["OtlpSink", "otlp_sink"]
 
@@ -69,16 +69,21 @@ class OtlpSink:
         spans: list[GenAISpan] = []
         untimed = 0
         stream = UnsentRecords(rollout, max_line_bytes=self.max_line_bytes)
-        for record in stream:
-            started = record.started_at
-            if self.since is not None and (started is None or started < self.since):
-                continue
-            content = redacted_content(record) if self.content else None
-            span = record_span(record, rollout.id, content=content)
-            if span is None:
-                untimed += 1
-            else:
-                spans.append(span)
+        try:
+            for record in stream:
+                started = record.started_at
+                if self.since is not None and (started is None or started < self.since):
+                    continue
+                content = redacted_content(record) if self.content else None
+                span = record_span(record, rollout.id, content=content)
+                if span is None:
+                    untimed += 1
+                else:
+                    spans.append(span)
+        except UnsupportedFormatError as exc:
+            # Left out whole, with no marks: an incremental export sends it once it can be read.
+            reason = " ".join(str(exc).split())
+            return Part([], 0, stream.damaged, skipped=(Skipped(rollout.id, reason),))
         return Part(spans, len(spans), stream.damaged, calls_left_out=untimed, sent=(stream.marks,))
 
     def write(self, parts: Iterator[Part], out: Path | None) -> None:

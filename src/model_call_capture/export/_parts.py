@@ -38,6 +38,11 @@ class ExportResult:
     calls_left_out: int = 0
     """Calls the format has no place for (OTLP: calls without a start or end time; token
     trajectories: calls without token ids)."""
+    newer: int = 0
+    """Rollouts exported up to a line of a newer format (the lines after it not read)."""
+    newer_lines: list[str] = field(default_factory=list)
+    """The first `SKIPPED_KEPT` of them: `rollout ID read up to capture line in FILE, line N
+    has format ...` (the line numbered from 1, as editors and `mcc validate` show it)."""
     unit: str = "calls"
     """What a row is."""
     format: str = "parquet"
@@ -61,6 +66,9 @@ class ExportResult:
         room = SKIPPED_KEPT - len(self.skipped_reasons)
         if room > 0:
             self.skipped_reasons.extend(part.skipped[:room])
+        self.newer += len(part.newer)
+        room = SKIPPED_KEPT - len(self.newer_lines)
+        self.newer_lines += [f"rollout {r} read up to {e}" for r, e in part.newer[: max(0, room)]]
 
 
 def run_parts(

@@ -77,7 +77,8 @@ class RecordsParquet:
         )
         table = pa.Table.from_batches(list(batches), schema=record_schema(self.payloads))
         data: pa.Table | bytes = ipc_bytes(table) if in_worker() else table
-        return Part(data, table.num_rows, batches.damaged, batches.out_of_range)
+        newer = tuple(batches.newer)
+        return Part(data, table.num_rows, batches.damaged, batches.out_of_range, newer=newer)
 
     def write(self, parts: Iterator[Part], out: Path | None) -> None:
         """The tables in order, in row groups of `row_group_size` rows (fewer past 32 MiB).
@@ -127,10 +128,13 @@ class RecordsJsonl:
         """The rollouts' rows as JSONL bytes."""
         out = bytearray()
         rows = damaged = 0
+        newer: list[tuple[str, str]] = []
         for rollout in rollouts:
             stream = iter_rollout_records(rollout, max_line_bytes=self.max_line_bytes)
-            records = list(stream)
+            records = list(stream.until_newer())
             damaged += stream.damaged
+            if stream.newer is not None:
+                newer.append((rollout.id, " ".join(str(stream.newer).split())))
             for record in records:
                 if not self.payloads:  # unset fields are not encoded: payloads never decoded
                     record = msgspec.structs.replace(record, **_UNSET_PAYLOADS)
@@ -138,7 +142,7 @@ class RecordsJsonl:
                 row.update(record.to_dict())
                 out += _codec.encode_line(row)
             rows += len(records)
-        return Part(bytes(out), rows, damaged)
+        return Part(bytes(out), rows, damaged, newer=tuple(newer))
 
     def write(self, parts: Iterator[Part], out: Path | None) -> None:
         """The blocks in order."""

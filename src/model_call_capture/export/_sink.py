@@ -72,6 +72,10 @@ class Part:
     calls_left_out: int = 0
     """Calls the format has no place for (OTLP: a call without a start or end time; token
     trajectories: a call without token ids)."""
+    newer: tuple[tuple[str, str], ...] = ()
+    """(rollout id, error naming file and line) of each rollout of the group exported up to a
+    line of a newer format (`RecordStream.until_newer`); a sink that cannot hold a rollout
+    in part skips it instead (`skipped`)."""
     sent: tuple[tuple[str, tuple[Any, ...]], ...] = ()
     """An incremental endpoint export's new marks of the group's rollouts
     (`UnsentRecords.marks` of each), which the engine records once `write` returned."""

@@ -17,14 +17,21 @@ from pathlib import Path
 
 from .. import _codec
 from ..arrow import iter_trajectory_batches, trajectory_rows, trajectory_schema
+from ..errors import UnsupportedFormatError
 from ..reader import DEFAULT_MAX_LINE_BYTES
 from ..records import iter_rollout_records
 from ..store import Rollout
 from ..trajectories import build_token_trajectories, calls_without_token_ids
 from ._parquet import WORKER_PRELOAD, RowGroups, ipc_bytes, table_of, worker_without_pandas
-from ._sink import Output, Part, one_group_each, write_blocks
+from ._sink import Output, Part, Skipped, one_group_each, write_blocks
 
 __all__ = ["TrajectoriesJsonl", "TrajectoriesParquet"]
+
+
+def _skipped(rollouts: Sequence[Rollout], exc: UnsupportedFormatError) -> tuple[Skipped, ...]:
+    """The group's one rollout, left out for its line of a newer format: its trajectories
+    cut short there would be rows that look whole and are not."""
+    return tuple(Skipped(r.id, " ".join(str(exc).split())) for r in rollouts)
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,7 +55,11 @@ class TrajectoriesParquet:
         import pyarrow as pa
 
         batches = iter_trajectory_batches(rollouts, max_line_bytes=self.max_line_bytes)
-        table = pa.Table.from_batches(list(batches), schema=trajectory_schema())
+        try:
+            table = pa.Table.from_batches(list(batches), schema=trajectory_schema())
+        except UnsupportedFormatError as exc:
+            empty = trajectory_schema().empty_table()
+            return Part(ipc_bytes(empty), 0, batches.damaged, skipped=_skipped(rollouts, exc))
         return Part(
             ipc_bytes(table),
             table.num_rows,
@@ -94,7 +105,10 @@ class TrajectoriesJsonl:
         rows = damaged = left_out = 0
         for rollout in rollouts:
             stream = iter_rollout_records(rollout, max_line_bytes=self.max_line_bytes)
-            records = list(stream)
+            try:
+                records = list(stream)
+            except UnsupportedFormatError as exc:
+                return Part(b"", 0, damaged + stream.damaged, skipped=_skipped([rollout], exc))
             damaged += stream.damaged
             left_out += calls_without_token_ids(records)
             trajectories = build_token_trajectories(records, rollout_id=rollout.id)
