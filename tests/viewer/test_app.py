@@ -272,6 +272,12 @@ def test_reward_filters_and_field_sorts_over_http(tmp_path: Path) -> None:
         + rollout_row(2, reward=2, grade="c")
     )  # fmt: skip
     with TestClient(create_app(tmp_path, rollouts=elsewhere), base_url="http://127.0.0.1") as c:
+        # A page never waits for a read of the rollouts file under way in the background
+        # thread (it shows the rewards on its next poll), so the test waits for the join.
+        deadline = time.monotonic() + 30
+        while any(r["reward"] is None for r in c.get("/api/rollouts").json()["rollouts"]):
+            assert time.monotonic() < deadline, "the rewards were never joined"
+            time.sleep(0.05)
 
         def ids(**params: str) -> list[str]:
             reply = c.get("/api/rollouts", params=params)
