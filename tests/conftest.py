@@ -15,6 +15,7 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -262,3 +263,24 @@ def both_layouts(demo_calls: Path, tmp_path_factory: pytest.TempPathFactory) -> 
             settled = time.time() - 120
             os.utime(other, (settled, settled))
     return demo_calls, split
+
+
+Run = Callable[..., tuple[int, str, str]]
+"""The `mcc` fixture's runner: (exit code, stdout, stderr)."""
+
+
+@pytest.fixture
+def mcc(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> Run:
+    """Run `mcc`'s `main(argv)` in-process: (exit code, stdout, stderr), piped without COLUMNS."""
+    from model_call_capture.cli import main
+
+    monkeypatch.delenv("COLUMNS", raising=False)
+
+    def run(*args: str) -> tuple[int, str, str]:
+        with pytest.raises(SystemExit) as exited:
+            main(list(args))
+        out, err = capsys.readouterr()
+        code = exited.value.code
+        return (code if isinstance(code, int) else 1), out, err
+
+    return run

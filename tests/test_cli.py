@@ -13,7 +13,6 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -21,8 +20,7 @@ import duckdb
 import pyarrow.parquet as pq
 import pytest
 
-from conftest import CompletionsRollout
-from model_call_capture.cli import main
+from conftest import CompletionsRollout, Run
 from model_call_capture.store import CaptureStore
 
 ROLLOUT_IDS = ["0-0", "1-0", "2-0", "3-0"]
@@ -52,24 +50,6 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, subprocess.Com
     run = _mcc("demo", cwd=cwd)
     assert run.returncode == 0, run.stderr
     return cwd / "mcc-demo", run
-
-
-Run = Callable[..., tuple[int, str, str]]
-
-
-@pytest.fixture
-def mcc(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> Run:
-    """Run `main(argv)` in-process: (exit code, stdout, stderr), piped without COLUMNS."""
-    monkeypatch.delenv("COLUMNS", raising=False)
-
-    def run(*args: str) -> tuple[int, str, str]:
-        with pytest.raises(SystemExit) as exited:
-            main(list(args))
-        out, err = capsys.readouterr()
-        code = exited.value.code
-        return (code if isinstance(code, int) else 1), out, err
-
-    return run
 
 
 def _capture_lines(demo_dir: Path, rollout_id: str) -> list[dict[str, Any]]:

@@ -14,31 +14,13 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from model_call_capture.cli import main
+from conftest import Run
 
 SAMPLE = Path(__file__).parent / "data" / "schema-1.0" / "0-0.capture.jsonl"
-
-Run = Callable[..., tuple[int, str, str]]
-
-
-@pytest.fixture
-def mcc(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> Run:
-    """Run `main(argv)` in-process: (exit code, stdout, stderr), piped without COLUMNS."""
-    monkeypatch.delenv("COLUMNS", raising=False)
-
-    def run(*args: str) -> tuple[int, str, str]:
-        with pytest.raises(SystemExit) as exited:
-            main(list(args))
-        out, err = capsys.readouterr()
-        code = exited.value.code
-        return (code if isinstance(code, int) else 1), out, err
-
-    return run
 
 
 def _commands(directory: Path, out: Path) -> dict[str, list[str]]:
