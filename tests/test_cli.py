@@ -722,3 +722,20 @@ def test_stats_and_show_read_a_segment_file_as_its_rollout(
     assert mcc("show", str(segment), "--raw") == mcc("show", str(tmp_path), "1-0", "--raw")
     code, out, _ = mcc("stats", str(segment), "--json")
     assert code == 0 and sum(row["calls"] for row in json.loads(out)["rows"]) == len(lines)
+
+
+def test_export_tokens_of_one_call_without_token_ids_says_so_in_english(
+    tmp_path: Path, mcc: Run
+) -> None:
+    store = CaptureStore(tmp_path / "caps")
+    store.append(
+        "r-0",
+        (Path(__file__).parent / "data" / "schema-1.0" / "0-0.capture.jsonl")
+        .read_bytes()
+        .splitlines()[0],
+    )
+    code, _, stderr = mcc(
+        "export", str(tmp_path / "caps"), "--tokens", "--out", str(tmp_path / "t.jsonl")
+    )
+    assert code == 0, stderr
+    assert "no token trajectories: the one call carried no token ids (prompt_token_ids" in stderr

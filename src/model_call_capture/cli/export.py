@@ -204,8 +204,13 @@ def _left_out_note(result: ExportResult) -> str:
             f"{calls} left out: the {result.format} format has no place for them (docs/formats.md)"
         )
     if result.rows == 0:
+        none = (
+            "the one call carried no token ids"
+            if result.calls_left_out == 1
+            else f"none of the {calls} carried token ids"
+        )
         return (
-            f"no token trajectories: none of the {calls} carried token ids"
+            f"no token trajectories: {none}"
             " (prompt_token_ids and generation_token_ids). Capture them from a server that"
             ' returns them, e.g. vLLM with "return_token_ids": true in the request'
             ' (docs/formats.md, "Token trajectories")'
