@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -306,18 +305,10 @@ def show(path: str, rollout_id: str | None, payloads: bool, as_json: bool, wide:
         console.print(renderable)
     if payloads:
         stream = iter_rollout_records(rollout, max_line_bytes=_LINE_CAP)
-        _print_payloads(RolloutRecords(rollout.id, list(_until_newer(stream)), stream.damaged))
+        _print_payloads(RolloutRecords(rollout.id, list(stream.until_newer()), stream.damaged))
     if entries.newer is not None:  # a rollout read in part: named, and the exit code tells
         note(f"rollout {rollout.id} read up to {entries.newer}", kind="warning")
         raise click.exceptions.Exit(2)
-
-
-def _until_newer(records: Iterable[ModelCallRecord]) -> Iterator[ModelCallRecord]:
-    """The records before a line of a newer format (the warning names it)."""
-    from ..errors import UnsupportedFormatError
-
-    with contextlib.suppress(UnsupportedFormatError):
-        yield from records
 
 
 _LINE_CAP = DEFAULT_MAX_LINE_BYTES  # `show` has no --max-line-bytes: the readers' default
